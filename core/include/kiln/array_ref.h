@@ -1,0 +1,137 @@
+// IntArrayRef: a non-owning view of int64 values that binds to braces, vectors and spans, like
+// libtorch's (`x.view({2, -1})`). SmallVector: the inline-first vector tensors keep their sizes
+// and strides in, so a small tensor costs no allocation for its shape.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <ostream>
+#include <span>
+#include <vector>
+
+namespace kiln {
+
+template <class T>
+class ArrayRef {
+ public:
+  constexpr ArrayRef() = default;
+  constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
+  constexpr ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+  // Valid for the full expression that built the list, as in libtorch: `x.view({2, 3})`.
+  constexpr ArrayRef(std::initializer_list<T> list)  // NOLINT
+      : data_(list.begin()), size_(list.size()) {}
+#pragma GCC diagnostic pop
+  ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  constexpr ArrayRef(std::span<const T> s) : data_(s.data()), size_(s.size()) {}  // NOLINT
+  template <class C, class = decltype(std::declval<const C&>().data()),
+            class = std::enable_if_t<!std::is_same_v<C, std::vector<T>>>>
+  ArrayRef(const C& c) : data_(c.data()), size_(c.size()) {}  // NOLINT
+
+  constexpr const T* data() const { return data_; }
+  constexpr size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+  constexpr const T* begin() const { return data_; }
+  constexpr const T* end() const { return data_ + size_; }
+  constexpr const T& operator[](size_t i) const { return data_[i]; }
+  constexpr const T& back() const { return data_[size_ - 1]; }
+  std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
+  bool equals(ArrayRef other) const {
+    return size_ == other.size_ && std::equal(begin(), end(), other.begin());
+  }
+  bool operator==(ArrayRef other) const { return equals(other); }
+
+ private:
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+using IntArrayRef = ArrayRef<int64_t>;
+
+// Prints [2, 3] like PyTorch's lists of sizes.
+inline std::ostream& operator<<(std::ostream& out, IntArrayRef a) {
+  out << '[';
+  for (size_t i = 0; i < a.size(); ++i) out << (i ? ", " : "") << a[i];
+  return out << ']';
+}
+
+// A vector of int64 with N elements stored inline.
+template <size_t N>
+class SmallVector {
+ public:
+  SmallVector() = default;
+  explicit SmallVector(size_t n, int64_t value = 0) { assign(n, value); }
+  SmallVector(IntArrayRef a) { assign(a); }  // NOLINT
+  SmallVector(std::initializer_list<int64_t> l) { assign(IntArrayRef(l)); }
+  SmallVector(const SmallVector& o) { assign(IntArrayRef(o)); }
+  SmallVector& operator=(const SmallVector& o) {
+    if (this != &o) assign(IntArrayRef(o));
+    return *this;
+  }
+  ~SmallVector() {
+    if (data_ != inline_) delete[] data_;
+  }
+
+  void assign(IntArrayRef a) {
+    reserve(a.size());
+    if (a.size() != 0) std::memmove(data_, a.data(), a.size() * sizeof(int64_t));
+    size_ = a.size();
+  }
+  void assign(size_t n, int64_t value) {
+    reserve(n);
+    std::fill(data_, data_ + n, value);
+    size_ = n;
+  }
+  void reserve(size_t n) {
+    if (n <= capacity_) return;
+    int64_t* bigger = new int64_t[n];
+    if (size_ != 0) std::memcpy(bigger, data_, size_ * sizeof(int64_t));
+    if (data_ != inline_) delete[] data_;
+    data_ = bigger;
+    capacity_ = n;
+  }
+  void push_back(int64_t v) {
+    if (size_ == capacity_) reserve(capacity_ * 2);
+    data_[size_++] = v;
+  }
+  void insert(size_t pos, int64_t v) {
+    push_back(0);
+    for (size_t i = size_ - 1; i > pos; --i) data_[i] = data_[i - 1];
+    data_[pos] = v;
+  }
+  void erase(size_t pos) {
+    for (size_t i = pos; i + 1 < size_; ++i) data_[i] = data_[i + 1];
+    --size_;
+  }
+  void resize(size_t n, int64_t value = 0) {
+    reserve(n);
+    for (size_t i = size_; i < n; ++i) data_[i] = value;
+    size_ = n;
+  }
+
+  int64_t* data() { return data_; }
+  const int64_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t& operator[](size_t i) { return data_[i]; }
+  int64_t operator[](size_t i) const { return data_[i]; }
+  int64_t* begin() { return data_; }
+  int64_t* end() { return data_ + size_; }
+  const int64_t* begin() const { return data_; }
+  const int64_t* end() const { return data_ + size_; }
+  operator IntArrayRef() const { return IntArrayRef(data_, size_); }  // NOLINT
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
+
+ private:
+  int64_t inline_[N];
+  int64_t* data_ = inline_;
+  size_t size_ = 0;
+  size_t capacity_ = N;
+};
+
+using DimVector = SmallVector<6>;
+
+}  // namespace kiln

@@ -1,0 +1,222 @@
+// Operators and the dispatcher.
+//
+// An operator is declared once in core as an `Operator<Signature>` object with a name, a schema
+// string and its backend function. A call walks three dispatch layers, highest first:
+//
+//   Autocast  — active when this thread has an autocast region enabled for the device type of a
+//               tensor argument (casts inputs, then re-dispatches);
+//   Autograd  — active when an argument requires grad (records the graph, then re-dispatches);
+//   Backend   — always active: a view or composite written in core, or a plugin kernel
+//               (detail::run_kernel) for the tensors' device.
+//
+// A call's key set is the union of its arguments' keys, plus the thread-local included keys,
+// minus the thread-local excluded keys, masked by the keys the operator has a kernel for. A
+// layer without a kernel for an operator is a fallthrough: its bit is never set, so it costs
+// nothing. A layer that has done its job re-dispatches with its key excluded
+// (ExcludeDispatchKeyGuard), which the guard restores on scope exit, exceptions included.
+// Grad mode and autocast state are thread-local.
+//
+// Note [Dispatch hot path]: no string work, no hashing and no allocation happens between an
+// operator call and its backend: the key set is a few bit operations, each layer a function
+// pointer on the operator object, and plugin kernels are indexed by device type.
+#pragma once
+
+#include <kiln/export.h>
+#include <kiln/tensor.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kiln {
+
+enum class DispatchKey : uint8_t { Backend = 0, Autograd = 1, Autocast = 2 };
+constexpr int kNumDispatchKeys = 3;
+constexpr uint8_t key_bit(DispatchKey k) { return static_cast<uint8_t>(1u << static_cast<int>(k)); }
+KILN_API const char* dispatch_key_name(DispatchKey k);
+
+namespace detail {
+// Per-thread dispatch state. Grad mode off = Autograd excluded.
+struct LocalDispatchState {
+  uint8_t included = 0;
+  uint8_t excluded = 0;
+  uint32_t autocast_device_types = 0;  // bit t: autocast enabled for device type t
+};
+KILN_API LocalDispatchState& local_dispatch_state();
+}  // namespace detail
+
+// Adds `key` to this thread's excluded set for the guard's lifetime.
+class KILN_API ExcludeDispatchKeyGuard {
+ public:
+  explicit ExcludeDispatchKeyGuard(DispatchKey key);
+  ~ExcludeDispatchKeyGuard();
+  ExcludeDispatchKeyGuard(const ExcludeDispatchKeyGuard&) = delete;
+  ExcludeDispatchKeyGuard& operator=(const ExcludeDispatchKeyGuard&) = delete;
+
+ private:
+  uint8_t saved_;
+};
+
+// Adds `key` to this thread's included set for the guard's lifetime.
+class KILN_API IncludeDispatchKeyGuard {
+ public:
+  explicit IncludeDispatchKeyGuard(DispatchKey key);
+  ~IncludeDispatchKeyGuard();
+  IncludeDispatchKeyGuard(const IncludeDispatchKeyGuard&) = delete;
+  IncludeDispatchKeyGuard& operator=(const IncludeDispatchKeyGuard&) = delete;
+
+ private:
+  uint8_t saved_;
+};
+
+// What every operator has, whatever its signature: a name, a schema and the plugin kernels
+// registered for it, one slot per device type.
+class KILN_API OperatorBase {
+ public:
+  struct PluginKernel {
+    void* fn = nullptr;  // a kiln_kernel_fn
+    void* user = nullptr;
+    int plugin = -1;  // index into the loader's plugin list
+  };
+
+  OperatorBase(const char* name, const char* schema, bool primitive);
+  virtual ~OperatorBase();
+  OperatorBase(const OperatorBase&) = delete;
+  OperatorBase& operator=(const OperatorBase&) = delete;
+
+  const char* name() const { return name_; }
+  const char* schema() const { return schema_; }
+  // Primitives need a plugin kernel; composites and views run from core on any device.
+  bool is_primitive() const { return primitive_; }
+  const PluginKernel& plugin_kernel(DeviceType type) const { return kernels_[type]; }
+  bool has_plugin_kernel(DeviceType type) const { return kernels_[type].fn != nullptr; }
+  void set_plugin_kernel(DeviceType type, PluginKernel kernel) { kernels_[type] = kernel; }
+  virtual bool has_layer(DispatchKey key) const = 0;
+  // For an in-place variant ("add_"): the operator whose plugin kernel it runs ("add").
+  const OperatorBase* functional() const { return functional_ ? functional_ : this; }
+  void set_functional(const OperatorBase* op) { functional_ = op; }
+
+ protected:
+  uint8_t active_keys_ = key_bit(DispatchKey::Backend);
+
+ private:
+  const char* name_;
+  const char* schema_;
+  bool primitive_;
+  const OperatorBase* functional_ = nullptr;
+  PluginKernel kernels_[kMaxDeviceTypes];
+};
+
+// Every operator core declared, in declaration order; and lookup by name (nullptr if none).
+KILN_API const std::vector<OperatorBase*>& all_operators();
+KILN_API OperatorBase* find_operator(const std::string& name);
+
+namespace detail {
+
+inline uint8_t tensor_keys(const Tensor& t, uint32_t autocast_types) {
+  if (!t.defined()) return 0;
+  uint8_t keys = 0;
+  if (t.requires_grad()) keys |= key_bit(DispatchKey::Autograd);
+  if ((autocast_types >> t.device().type()) & 1u) keys |= key_bit(DispatchKey::Autocast);
+  return keys;
+}
+
+template <class T>
+uint8_t arg_keys(const T& arg, uint32_t autocast_types) {
+  using U = std::decay_t<T>;
+  if constexpr (std::is_same_v<U, Tensor>) {
+    return tensor_keys(arg, autocast_types);
+  } else if constexpr (std::is_same_v<U, TensorList> || std::is_same_v<U, std::vector<Tensor>>) {
+    uint8_t keys = 0;
+    for (const Tensor& t : arg) keys |= tensor_keys(t, autocast_types);
+    return keys;
+  } else if constexpr (std::is_same_v<U, std::optional<Tensor>>) {
+    return arg ? tensor_keys(*arg, autocast_types) : 0;
+  } else {
+    return 0;
+  }
+}
+
+// The highest key of a key set that always contains Backend.
+inline DispatchKey highest_key(uint8_t keys) {
+  if (keys & key_bit(DispatchKey::Autocast)) return DispatchKey::Autocast;
+  if (keys & key_bit(DispatchKey::Autograd)) return DispatchKey::Autograd;
+  return DispatchKey::Backend;
+}
+
+}  // namespace detail
+
+template <class Signature>
+class Operator;
+
+// An operator with a C++ signature, e.g. Operator<Tensor(const Tensor&, const Tensor&)>. Each
+// layer's kernel receives the operator first, so one function can serve many operators.
+template <class R, class... Args>
+class Operator<R(Args...)> final : public OperatorBase {
+ public:
+  using Kernel = R (*)(const Operator&, Args...);
+
+  // `functional`: for an in-place variant, the operator whose plugin kernel it runs.
+  Operator(const char* name, const char* schema, Kernel backend, bool primitive = true,
+           const OperatorBase* functional = nullptr)
+      : OperatorBase(name, schema, primitive) {
+    kernels_[static_cast<int>(DispatchKey::Backend)] = backend;
+    set_functional(functional);
+  }
+
+  // Dispatches a call: see the top of this file.
+  R operator()(Args... args) const {
+    const detail::LocalDispatchState& tls = detail::local_dispatch_state();
+    uint8_t keys = (detail::arg_keys(args, tls.autocast_device_types) | ... | uint8_t{0});
+    keys = static_cast<uint8_t>(((keys | tls.included) & ~tls.excluded & active_keys_) |
+                                key_bit(DispatchKey::Backend));
+    Kernel k = kernels_[static_cast<int>(detail::highest_key(keys))];
+    return k(*this, std::forward<Args>(args)...);
+  }
+
+  // Calls one layer directly (tests, and layers that know what lies below them).
+  R call_layer(DispatchKey key, Args... args) const {
+    return kernels_[static_cast<int>(key)](*this, std::forward<Args>(args)...);
+  }
+
+  // Installs the kernel of a layer (nullptr: fallthrough; the Backend layer cannot be removed)
+  // and returns the previous one.
+  Kernel set_kernel(DispatchKey key, Kernel kernel) {
+    int k = static_cast<int>(key);
+    KILN_CHECK(key != DispatchKey::Backend || kernel != nullptr, name(),
+               ": the Backend layer cannot be a fallthrough");
+    Kernel previous = kernels_[k];
+    kernels_[k] = kernel;
+    if (kernel != nullptr) {
+      active_keys_ |= key_bit(key);
+    } else {
+      active_keys_ &= static_cast<uint8_t>(~key_bit(key));
+    }
+    return previous;
+  }
+  Kernel kernel(DispatchKey key) const { return kernels_[static_cast<int>(key)]; }
+  bool has_layer(DispatchKey key) const override { return kernels_[static_cast<int>(key)]; }
+
+ private:
+  Kernel kernels_[kNumDispatchKeys] = {};
+};
+
+// Installs a layer kernel for a scope and restores the previous one (tests, plugins of layers).
+template <class Op>
+class ScopedKernel {
+ public:
+  ScopedKernel(Op& op, DispatchKey key, typename Op::Kernel kernel)
+      : op_(op), key_(key), previous_(op.set_kernel(key, kernel)) {}
+  ~ScopedKernel() { op_.set_kernel(key_, previous_); }
+  ScopedKernel(const ScopedKernel&) = delete;
+  ScopedKernel& operator=(const ScopedKernel&) = delete;
+
+ private:
+  Op& op_;
+  DispatchKey key_;
+  typename Op::Kernel previous_;
+};
+
+}  // namespace kiln

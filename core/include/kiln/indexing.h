@@ -1,0 +1,56 @@
+// Indexing with libtorch's names: x.index({Slice(0, 2), 1, None, Ellipsis}). Integers select,
+// slices narrow with a step, None inserts a dimension, Ellipsis stands for the dimensions not
+// named. Every form gives a view of x's storage.
+#pragma once
+
+#include <kiln/export.h>
+
+#include <cstdint>
+#include <optional>
+
+namespace kiln::indexing {
+
+struct NoneIndexType {};
+struct EllipsisIndexType {};
+inline constexpr NoneIndexType None{};
+inline constexpr EllipsisIndexType Ellipsis{};
+
+// Python's start:stop:step; an absent bound means the edge of the dimension.
+class Slice {
+ public:
+  Slice(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt,
+        std::optional<int64_t> step = std::nullopt)
+      : start_(start), stop_(stop), step_(step.value_or(1)) {}
+  std::optional<int64_t> start() const { return start_; }
+  std::optional<int64_t> stop() const { return stop_; }
+  int64_t step() const { return step_; }
+
+ private:
+  std::optional<int64_t> start_, stop_;
+  int64_t step_;
+};
+
+}  // namespace kiln::indexing
+
+namespace kiln {
+
+class TensorIndex {
+ public:
+  enum class Kind { Integer, Slice, None, Ellipsis };
+  TensorIndex(int64_t i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT
+  TensorIndex(int i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT
+  TensorIndex(indexing::Slice s) : kind_(Kind::Slice), slice_(s) {}  // NOLINT
+  TensorIndex(indexing::NoneIndexType) : kind_(Kind::None) {}  // NOLINT
+  TensorIndex(indexing::EllipsisIndexType) : kind_(Kind::Ellipsis) {}  // NOLINT
+
+  Kind kind() const { return kind_; }
+  int64_t integer() const { return integer_; }
+  const indexing::Slice& slice() const { return slice_; }
+
+ private:
+  Kind kind_;
+  int64_t integer_ = 0;
+  indexing::Slice slice_;
+};
+
+}  // namespace kiln

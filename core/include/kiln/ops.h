@@ -1,0 +1,204 @@
+// Tensor operations as free functions, with libtorch's names and argument orders. Elementwise
+// operations broadcast their inputs and promote dtypes as PyTorch does; each function's
+// comment states what it computes. Errors name the operator, shapes, dtypes and devices.
+#pragma once
+
+#include <kiln/export.h>
+#include <kiln/tensor.h>
+
+#include <optional>
+#include <tuple>
+#include <vector>
+
+namespace kiln {
+
+// --- factories (device and dtype from TensorOptions; CPU and float32 by default) -------------
+KILN_API Tensor empty(IntArrayRef sizes, const TensorOptions& options = {});
+KILN_API Tensor zeros(IntArrayRef sizes, const TensorOptions& options = {});
+KILN_API Tensor ones(IntArrayRef sizes, const TensorOptions& options = {});
+// Every element is `value`; the dtype defaults to the value's (int64 for 7, float32 for 7.5).
+KILN_API Tensor full(IntArrayRef sizes, const Scalar& value, const TensorOptions& options = {});
+// [start, end) in steps; int64 when all arguments are integral, else float32.
+KILN_API Tensor arange(const Scalar& end, const TensorOptions& options = {});
+KILN_API Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options = {});
+KILN_API Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+                       const TensorOptions& options = {});
+// `steps` values evenly spaced from start to end inclusive.
+KILN_API Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
+                         const TensorOptions& options = {});
+// The n x m identity matrix (m = n when omitted).
+KILN_API Tensor eye(int64_t n, const TensorOptions& options = {});
+KILN_API Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
+// Uniform on [0, 1), standard normal, and integers in [low, high) (int64 by default), from the
+// default generator (manual_seed).
+KILN_API Tensor rand(IntArrayRef sizes, const TensorOptions& options = {});
+KILN_API Tensor randn(IntArrayRef sizes, const TensorOptions& options = {});
+KILN_API Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& options = {});
+KILN_API Tensor randint(int64_t low, int64_t high, IntArrayRef sizes,
+                        const TensorOptions& options = {});
+KILN_API Tensor empty_like(const Tensor& t, const TensorOptions& options = {});
+KILN_API Tensor zeros_like(const Tensor& t, const TensorOptions& options = {});
+KILN_API Tensor ones_like(const Tensor& t, const TensorOptions& options = {});
+KILN_API Tensor full_like(const Tensor& t, const Scalar& value, const TensorOptions& options = {});
+KILN_API Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
+KILN_API Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
+KILN_API Tensor randint_like(const Tensor& t, int64_t low, int64_t high,
+                             const TensorOptions& options = {});
+// Wraps memory the caller owns (a CPU pointer unless options say otherwise); no copy.
+KILN_API Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
+KILN_API Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,
+                          const TensorOptions& options = {});
+
+// Seeds the default generator, as torch::manual_seed.
+KILN_API void manual_seed(uint64_t seed);
+
+// --- elementwise ---------------------------------------------------------------------------
+KILN_API Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);  // a + alpha*b
+KILN_API Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+KILN_API Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);  // a - alpha*b
+KILN_API Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+KILN_API Tensor mul(const Tensor& a, const Tensor& b);
+KILN_API Tensor mul(const Tensor& a, const Scalar& b);
+KILN_API Tensor div(const Tensor& a, const Tensor& b);  // true division: ints give float32
+KILN_API Tensor div(const Tensor& a, const Scalar& b);
+KILN_API Tensor floor_divide(const Tensor& a, const Tensor& b);
+KILN_API Tensor floor_divide(const Tensor& a, const Scalar& b);
+KILN_API Tensor remainder(const Tensor& a, const Tensor& b);  // sign of b, as Python's %
+KILN_API Tensor remainder(const Tensor& a, const Scalar& b);
+KILN_API Tensor fmod(const Tensor& a, const Tensor& b);  // sign of a, as C's fmod
+KILN_API Tensor fmod(const Tensor& a, const Scalar& b);
+KILN_API Tensor pow(const Tensor& a, const Tensor& exponent);
+KILN_API Tensor pow(const Tensor& a, const Scalar& exponent);
+KILN_API Tensor pow(const Scalar& a, const Tensor& exponent);
+KILN_API Tensor maximum(const Tensor& a, const Tensor& b);  // NaN propagates
+KILN_API Tensor minimum(const Tensor& a, const Tensor& b);
+KILN_API Tensor neg(const Tensor& x);
+KILN_API Tensor abs(const Tensor& x);
+KILN_API Tensor sign(const Tensor& x);
+// Floating functions: integer and bool inputs give float32.
+KILN_API Tensor exp(const Tensor& x);
+KILN_API Tensor log(const Tensor& x);
+KILN_API Tensor log1p(const Tensor& x);
+KILN_API Tensor expm1(const Tensor& x);
+KILN_API Tensor sqrt(const Tensor& x);
+KILN_API Tensor rsqrt(const Tensor& x);
+KILN_API Tensor sin(const Tensor& x);
+KILN_API Tensor cos(const Tensor& x);
+KILN_API Tensor tanh(const Tensor& x);
+KILN_API Tensor sigmoid(const Tensor& x);
+KILN_API Tensor relu(const Tensor& x);
+KILN_API Tensor square(const Tensor& x);
+// Limits x to [min, max]; either bound may be absent.
+KILN_API Tensor clamp(const Tensor& x, std::optional<Scalar> min,
+                      std::optional<Scalar> max = std::nullopt);
+KILN_API Tensor clamp_min(const Tensor& x, const Scalar& min);
+KILN_API Tensor clamp_max(const Tensor& x, const Scalar& max);
+// Comparisons give bool tensors.
+KILN_API Tensor eq(const Tensor& a, const Tensor& b);
+KILN_API Tensor ne(const Tensor& a, const Tensor& b);
+KILN_API Tensor lt(const Tensor& a, const Tensor& b);
+KILN_API Tensor le(const Tensor& a, const Tensor& b);
+KILN_API Tensor gt(const Tensor& a, const Tensor& b);
+KILN_API Tensor ge(const Tensor& a, const Tensor& b);
+KILN_API Tensor eq(const Tensor& a, const Scalar& b);
+KILN_API Tensor ne(const Tensor& a, const Scalar& b);
+KILN_API Tensor lt(const Tensor& a, const Scalar& b);
+KILN_API Tensor le(const Tensor& a, const Scalar& b);
+KILN_API Tensor gt(const Tensor& a, const Scalar& b);
+KILN_API Tensor ge(const Tensor& a, const Scalar& b);
+KILN_API Tensor logical_and(const Tensor& a, const Tensor& b);
+KILN_API Tensor logical_or(const Tensor& a, const Tensor& b);
+KILN_API Tensor logical_xor(const Tensor& a, const Tensor& b);
+KILN_API Tensor logical_not(const Tensor& x);
+// Bitwise operations on bool and integer tensors.
+KILN_API Tensor bitwise_and(const Tensor& a, const Tensor& b);
+KILN_API Tensor bitwise_or(const Tensor& a, const Tensor& b);
+KILN_API Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+KILN_API Tensor bitwise_not(const Tensor& x);
+// condition ? a : b, broadcast over all three.
+KILN_API Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+KILN_API Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
+KILN_API Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
+KILN_API Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
+
+// --- reductions (dims may be negative; an empty list means all dimensions) ------------------
+KILN_API Tensor sum(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
+KILN_API Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim = false,
+                    std::optional<ScalarType> dtype = std::nullopt);
+KILN_API Tensor mean(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
+KILN_API Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim = false,
+                     std::optional<ScalarType> dtype = std::nullopt);
+KILN_API Tensor prod(const Tensor& x, std::optional<ScalarType> dtype = std::nullopt);
+KILN_API Tensor prod(const Tensor& x, int64_t dim, bool keepdim = false,
+                     std::optional<ScalarType> dtype = std::nullopt);
+KILN_API Tensor max(const Tensor& x);
+KILN_API std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
+KILN_API Tensor min(const Tensor& x);
+KILN_API std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
+KILN_API Tensor amax(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+KILN_API Tensor amin(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+KILN_API Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt,
+                       bool keepdim = false);
+KILN_API Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt,
+                       bool keepdim = false);
+// log(sum(exp(x))) computed stably (subtracting the maximum first).
+KILN_API Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim = false);
+// Variance with Bessel's correction by default (correction = 1), standard deviation.
+KILN_API Tensor var(const Tensor& x, IntArrayRef dims = {}, int64_t correction = 1,
+                    bool keepdim = false);
+KILN_API Tensor std(const Tensor& x, IntArrayRef dims = {}, int64_t correction = 1,
+                    bool keepdim = false);
+// p-norm over dims (all when empty): p = 2, 1, inf, -inf, 0 or any positive number.
+KILN_API Tensor norm(const Tensor& x, const Scalar& p = 2, IntArrayRef dims = {},
+                     bool keepdim = false);
+KILN_API Tensor all(const Tensor& x);
+KILN_API Tensor all(const Tensor& x, int64_t dim, bool keepdim = false);
+KILN_API Tensor any(const Tensor& x);
+KILN_API Tensor any(const Tensor& x, int64_t dim, bool keepdim = false);
+
+// --- linear algebra --------------------------------------------------------------------------
+// PyTorch's matmul rules: dot for two vectors, matrix-vector, and batched with broadcasting.
+KILN_API Tensor matmul(const Tensor& a, const Tensor& b);
+KILN_API Tensor mm(const Tensor& a, const Tensor& b);   // [m,k] x [k,n]
+KILN_API Tensor bmm(const Tensor& a, const Tensor& b);  // [B,m,k] x [B,k,n]
+// beta * self + alpha * (a @ b), self broadcast to [m, n].
+KILN_API Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b,
+                      const Scalar& beta = 1, const Scalar& alpha = 1);
+KILN_API Tensor dot(const Tensor& a, const Tensor& b);
+
+// --- shapes and copies -----------------------------------------------------------------------
+KILN_API Tensor cat(TensorList tensors, int64_t dim = 0);
+KILN_API Tensor stack(TensorList tensors, int64_t dim = 0);
+KILN_API std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
+KILN_API Tensor reshape(const Tensor& x, IntArrayRef sizes);
+KILN_API Tensor squeeze(const Tensor& x);
+KILN_API Tensor squeeze(const Tensor& x, int64_t dim);
+KILN_API Tensor unsqueeze(const Tensor& x, int64_t dim);
+KILN_API Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
+KILN_API Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
+KILN_API Tensor permute(const Tensor& x, IntArrayRef dims);
+KILN_API Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+KILN_API Tensor select(const Tensor& x, int64_t dim, int64_t index);
+KILN_API Tensor repeat(const Tensor& x, IntArrayRef repeats);
+KILN_API Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+KILN_API Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+// One-hot int64 encoding of class indices; num_classes = max + 1 when -1.
+KILN_API Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
+KILN_API Tensor tril(const Tensor& x, int64_t diagonal = 0);
+KILN_API Tensor triu(const Tensor& x, int64_t diagonal = 0);
+KILN_API Tensor clone(const Tensor& x);
+
+// The shape a and b broadcast to; throws with PyTorch's message when they don't.
+KILN_API std::vector<int64_t> broadcast_shapes(IntArrayRef a, IntArrayRef b);
+// The dtype of an elementwise result of these tensors, as torch.result_type.
+KILN_API ScalarType result_type(const Tensor& a, const Tensor& b);
+KILN_API ScalarType result_type(const Tensor& a, const Scalar& b);
+
+KILN_API bool equal(const Tensor& a, const Tensor& b);
+KILN_API bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+                       bool equal_nan = false);
+KILN_API Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
+                        bool equal_nan = false);
+KILN_API Tensor isnan(const Tensor& x);
+
+}  // namespace kiln

@@ -1,0 +1,53 @@
+// TensorOptions: dtype, device and requires_grad for factories, as libtorch's
+// (`kiln::zeros({2, 2}, kiln::TensorOptions().dtype(kiln::kInt).device("cpu"))`).
+#pragma once
+
+#include <kiln/device.h>
+#include <kiln/dtype.h>
+
+#include <optional>
+
+namespace kiln {
+
+class TensorOptions {
+ public:
+  TensorOptions() = default;
+  TensorOptions(ScalarType dtype) : dtype_(dtype) {}  // NOLINT: as libtorch
+  TensorOptions(Device device) : device_(device) {}  // NOLINT: as libtorch
+  TensorOptions(DeviceType type) : device_(Device(type)) {}  // NOLINT: as libtorch
+
+  TensorOptions dtype(ScalarType d) const {
+    TensorOptions o = *this;
+    o.dtype_ = d;
+    return o;
+  }
+  TensorOptions device(Device d) const {
+    TensorOptions o = *this;
+    o.device_ = d;
+    return o;
+  }
+  TensorOptions requires_grad(bool r) const {
+    TensorOptions o = *this;
+    o.requires_grad_ = r;
+    return o;
+  }
+
+  std::optional<ScalarType> dtype_opt() const { return dtype_; }
+  std::optional<Device> device_opt() const { return device_; }
+  // The dtype, or `fallback` (float32 for most factories) when none was given.
+  ScalarType dtype_or(ScalarType fallback) const { return dtype_.value_or(fallback); }
+  // The device, or the CPU when none was given (as libtorch's factories).
+  Device device() const { return device_.value_or(Device(kCPU)); }
+  bool requires_grad() const { return requires_grad_; }
+
+ private:
+  std::optional<ScalarType> dtype_;
+  std::optional<Device> device_;
+  bool requires_grad_ = false;
+};
+
+inline TensorOptions dtype(ScalarType d) { return TensorOptions().dtype(d); }
+inline TensorOptions device(Device d) { return TensorOptions().device(d); }
+inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+
+}  // namespace kiln

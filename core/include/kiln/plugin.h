@@ -1,0 +1,51 @@
+// Plugins: shared libraries that provide devices and kernels (kiln/sdk/plugin.h is the contract).
+//
+// Plugins load on first need (the first tensor, devices(), default_device()) from, in order:
+// paths given to add_plugin_path(), the folders in KILN_PLUGIN_PATH (colon-separated), and the
+// plugin folder installed next to libkiln_core (../lib/kiln/plugins relative to it). Never the
+// current directory. A plugin that cannot load or run here is listed with the reason; the process
+// goes on with the others.
+#pragma once
+
+#include <kiln/export.h>
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+enum class PluginState {
+  Loaded,        // registered its devices and kernels
+  NotAvailable,  // loaded, but its probe said it cannot run on this machine (reason given)
+  Refused,       // ABI mismatch, registration failed, a conflict with another plugin
+  LoadFailed,    // not a plugin, or a library it needs is missing
+};
+
+struct PluginInfo {
+  std::string path;
+  std::string name;     // empty when the file could not be queried
+  std::string version;  // the plugin's own version
+  std::string summary;
+  int abi_major = 0, abi_minor = 0;
+  PluginState state = PluginState::LoadFailed;
+  std::string reason;                // why it is not Loaded ("" when loaded)
+  std::vector<std::string> devices;  // device types it registered
+};
+
+KILN_API const char* plugin_state_name(PluginState state);
+
+// Adds a folder or a plugin file to search, before KILN_PLUGIN_PATH. Call before first use.
+KILN_API void add_plugin_path(const std::string& path);
+// Searches and loads all plugins now, once; later calls do nothing.
+KILN_API void load_plugins();
+// Loads one plugin file now (tests, tools); the result is also in plugins().
+KILN_API PluginInfo load_plugin(const std::string& path);
+// Every plugin file seen so far, in load order.
+KILN_API std::vector<PluginInfo> plugins();
+// The folders searched, in order (for kiln-info).
+KILN_API std::vector<std::string> plugin_search_path();
+// The ABI version of this core.
+KILN_API int core_abi_major();
+KILN_API int core_abi_minor();
+
+}  // namespace kiln

@@ -1,0 +1,42 @@
+// Storage: one allocation on one device, shared by a tensor and its views. Memory comes from the
+// device plugin's allocator and goes back to it when the last owner is gone. A storage also
+// carries the version counter that autograd uses to detect in-place changes of saved tensors.
+#pragma once
+
+#include <kiln/device.h>
+#include <kiln/export.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace kiln {
+
+class KILN_API Storage {
+ public:
+  // nbytes on `device`, from its plugin's allocator.
+  Storage(Device device, size_t nbytes);
+  // Wraps memory the caller owns; `deleter` (may be empty) runs when the storage dies.
+  Storage(Device device, void* data, size_t nbytes, std::function<void(void*)> deleter);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  std::function<void(void*)> deleter_;
+  bool from_allocator_ = false;
+  std::atomic<uint32_t> version_{0};
+};
+
+}  // namespace kiln

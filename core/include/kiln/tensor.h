@@ -1,0 +1,350 @@
+// kiln::Tensor — the model in a few paragraphs.
+//
+// A tensor is a strided view of a Storage: sizes, strides (in elements), an offset, a dtype and
+// the device of its storage. Views (view, transpose, narrow, select, expand, indexing with
+// slices, ...) make new tensors that share the storage; writing through a view writes the base.
+// `Tensor` is a cheap handle (a shared pointer): copying it aliases the same tensor, as in
+// libtorch. Use `clone()` for a copy of the data.
+//
+// Every operation on tensors is an operator (kiln/dispatch.h). An operator enters core, passes
+// the dispatch layers (autocast, then autograd) that are active for the call, and reaches the
+// backend: a view or composite written in core, or a kernel of the plugin that provides the
+// tensors' device. Nothing here knows any device; "cpu" is a plugin like any other.
+//
+// Names and argument orders follow libtorch, in namespace kiln:
+//
+//   auto x = kiln::randn({3, 5});
+//   auto y = kiln::randn({5, 4});
+//   auto z = x.matmul(y);                      // or kiln::matmul(x, y)
+//   auto s = kiln::sum(x + 1, /*dim=*/0);
+//   float v = s[0].item<float>();
+//   auto r = x.index({kiln::indexing::Slice(0, 2), 1});
+#pragma once
+
+#include <kiln/array_ref.h>
+#include <kiln/device.h>
+#include <kiln/dtype.h>
+#include <kiln/error.h>
+#include <kiln/export.h>
+#include <kiln/options.h>
+#include <kiln/scalar.h>
+#include <kiln/storage.h>
+
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace kiln {
+
+class Tensor;
+class TensorIndex;
+using TensorList = ArrayRef<Tensor>;
+
+namespace autograd {
+struct AutogradMeta;  // defined by the autograd engine
+}
+
+// The state behind a Tensor handle. Fields are public for core code; user code goes through
+// Tensor's methods.
+struct KILN_API TensorImpl {
+  std::shared_ptr<Storage> storage;
+  DimVector sizes;
+  DimVector strides;
+  int64_t offset = 0;  // in elements
+  int64_t numel = 1;
+  ScalarType dtype = kFloat;
+  Device device = Device(kCPU);
+  bool requires_grad = false;
+  // A 0-dim tensor made from a C++ number (`x + 2`): it takes part in type promotion like
+  // PyTorch's wrapped numbers, after dimensioned and 0-dim tensors.
+  bool wrapped_number = false;
+  std::shared_ptr<autograd::AutogradMeta> autograd;
+
+  void* data() const;
+  bool is_contiguous() const;
+};
+
+class KILN_API Tensor {
+ public:
+  // An undefined tensor (defined() is false), as libtorch's default-constructed Tensor.
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // --- properties -------------------------------------------------------------------------
+  bool defined() const { return impl_ != nullptr; }
+  IntArrayRef sizes() const { return impl().sizes; }
+  IntArrayRef strides() const { return impl().strides; }
+  // Size of `dim` (negative counts from the end).
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return static_cast<int64_t>(impl().sizes.size()); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return impl().numel; }
+  ScalarType dtype() const { return impl().dtype; }
+  ScalarType scalar_type() const { return impl().dtype; }
+  Device device() const { return impl().device; }
+  TensorOptions options() const;
+  int64_t storage_offset() const { return impl().offset; }
+  size_t element_size() const { return kiln::element_size(dtype()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  bool is_contiguous() const { return impl().is_contiguous(); }
+  bool is_floating_point() const { return kiln::is_floating_point(dtype()); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  const std::shared_ptr<Storage>& storage() const { return impl().storage; }
+  // Whether both tensors view the same storage.
+  bool is_same_storage(const Tensor& other) const { return storage() == other.storage(); }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  bool requires_grad() const { return impl().requires_grad; }
+  Tensor& set_requires_grad(bool requires_grad);
+  Tensor& requires_grad_(bool requires_grad = true) { return set_requires_grad(requires_grad); }
+
+  // Pointer to the first element; T must match the dtype. Device memory is only readable on
+  // host-accessible devices (the CPU).
+  template <class T>
+  T* data_ptr() const;
+  void* data_ptr() const { return impl().data(); }
+
+  // The value of a one-element tensor, converted to T.
+  template <class T>
+  T item() const;
+  Scalar item() const;
+
+  // --- conversions and copies ---------------------------------------------------------------
+  Tensor to(Device device, bool copy = false) const;
+  Tensor to(ScalarType dtype, bool copy = false) const;
+  Tensor to(Device device, ScalarType dtype, bool copy = false) const;
+  Tensor to(const TensorOptions& options, bool copy = false) const;
+  Tensor to(const Tensor& other) const { return to(other.device(), other.dtype()); }
+  Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor clone() const;
+  Tensor contiguous() const;
+  // Copies src into this tensor (broadcasting src, converting dtype, across devices).
+  Tensor& copy_(const Tensor& src);
+  Tensor& fill_(const Scalar& value);
+  Tensor& zero_() { return fill_(0); }
+
+  // --- views (share storage) ----------------------------------------------------------------
+  Tensor view(IntArrayRef sizes) const;
+  Tensor reshape(IntArrayRef sizes) const;
+  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
+  Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor t() const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+               int64_t step = 1) const;
+  Tensor expand(IntArrayRef sizes) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides,
+                    std::optional<int64_t> offset = std::nullopt) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  // x[i]: select(0, i).
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  // x.index({Slice(0, 2), 1, None, Ellipsis}) as libtorch's.
+  Tensor index(ArrayRef<TensorIndex> indices) const;
+  Tensor index(std::initializer_list<TensorIndex> indices) const;
+  // x.index_put_({Slice(), 0}, value): writes into the view the indices select.
+  Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value);
+
+  // --- math (see kiln/ops.h for each operator's contract) ------------------------------------
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(const Scalar& other) const;
+  Tensor floor_divide(const Tensor& other) const;
+  Tensor remainder(const Tensor& other) const;
+  Tensor fmod(const Tensor& other) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor log1p() const;
+  Tensor expm1() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor square() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp_min(const Scalar& min) const { return clamp(min, std::nullopt); }
+  Tensor clamp_max(const Scalar& max) const { return clamp(std::nullopt, max); }
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
+  Tensor logical_not() const;
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor bitwise_not() const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;
+
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false,
+             std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;
+  Tensor var(IntArrayRef dims = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor std(IntArrayRef dims = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const Scalar& p, IntArrayRef dims, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+
+  bool equal(const Tensor& other) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8,
+                bool equal_nan = false) const;
+
+  // --- in place -----------------------------------------------------------------------------
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(const Scalar& other);
+  Tensor& pow_(const Scalar& exponent);
+  Tensor& neg_();
+  Tensor& abs_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& relu_();
+  Tensor& sigmoid_();
+  Tensor& tanh_();
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+
+  // "tensor([[1., 2.],\n        [3., 4.]])", exactly as PyTorch prints it.
+  std::string str() const;
+
+  TensorImpl& impl() const;
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+KILN_API std::ostream& operator<<(std::ostream& out, const Tensor& t);
+
+// --- C++ operators ---------------------------------------------------------------------------
+KILN_API Tensor operator-(const Tensor& a);
+KILN_API Tensor operator~(const Tensor& a);
+KILN_API Tensor operator+(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator-(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator*(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator/(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator%(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator&(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator|(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator^(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator==(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator!=(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator<(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator<=(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator>(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator>=(const Tensor& a, const Tensor& b);
+KILN_API Tensor operator+(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator-(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator*(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator/(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator%(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator+(const Scalar& a, const Tensor& b);
+KILN_API Tensor operator-(const Scalar& a, const Tensor& b);
+KILN_API Tensor operator*(const Scalar& a, const Tensor& b);
+KILN_API Tensor operator/(const Scalar& a, const Tensor& b);
+KILN_API Tensor operator==(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator!=(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator<(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator<=(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator>(const Tensor& a, const Scalar& b);
+KILN_API Tensor operator>=(const Tensor& a, const Scalar& b);
+KILN_API Tensor& operator+=(Tensor& a, const Tensor& b);
+KILN_API Tensor& operator-=(Tensor& a, const Tensor& b);
+KILN_API Tensor& operator*=(Tensor& a, const Tensor& b);
+KILN_API Tensor& operator/=(Tensor& a, const Tensor& b);
+KILN_API Tensor& operator+=(Tensor& a, const Scalar& b);
+KILN_API Tensor& operator-=(Tensor& a, const Scalar& b);
+KILN_API Tensor& operator*=(Tensor& a, const Scalar& b);
+KILN_API Tensor& operator/=(Tensor& a, const Scalar& b);
+// Rvalue forms, so `x[i] += y` writes through the view like libtorch.
+KILN_API Tensor& operator+=(Tensor&& a, const Tensor& b);
+KILN_API Tensor& operator-=(Tensor&& a, const Tensor& b);
+KILN_API Tensor& operator*=(Tensor&& a, const Tensor& b);
+KILN_API Tensor& operator/=(Tensor&& a, const Tensor& b);
+
+// --- template definitions --------------------------------------------------------------------
+namespace detail {
+[[noreturn]] KILN_API void throw_data_ptr_mismatch(const Tensor& t, ScalarType requested);
+KILN_API Scalar item_scalar(const Tensor& t);
+}  // namespace detail
+
+template <class T>
+T* Tensor::data_ptr() const {
+  if (scalar_type_of<T>() != dtype()) detail::throw_data_ptr_mismatch(*this, scalar_type_of<T>());
+  return static_cast<T*>(impl().data());
+}
+
+template <class T>
+T Tensor::item() const {
+  return detail::item_scalar(*this).to<T>();
+}
+
+}  // namespace kiln

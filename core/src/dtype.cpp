@@ -1,0 +1,47 @@
+#include <kiln/dtype.h>
+#include <kiln/error.h>
+#include <kiln/scalar.h>
+
+namespace kiln {
+
+size_t element_size(ScalarType t) {
+  static const size_t sizes[kNumScalarTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+  return sizes[static_cast<int>(t)];
+}
+
+const char* dtype_name(ScalarType t) {
+  static const char* const names[kNumScalarTypes] = {
+      "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+      "float64"};
+  return names[static_cast<int>(t)];
+}
+
+std::ostream& operator<<(std::ostream& out, ScalarType t) { return out << dtype_name(t); }
+
+ScalarType promote_types(ScalarType a, ScalarType b) {
+  // PyTorch's table (c10/core/ScalarType.cpp), rows and columns in ScalarType order:
+  // b1 u1 i1 i2 i4 i8 f2 bf f4 f8.
+  constexpr ScalarType b1 = kBool, u1 = kByte, i1 = kChar, i2 = kShort, i4 = kInt, i8 = kLong,
+                       f2 = kHalf, bf = kBFloat16, f4 = kFloat, f8 = kDouble;
+  static const ScalarType table[kNumScalarTypes][kNumScalarTypes] = {
+      /* b1 */ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8},
+      /* u1 */ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8},
+      /* i1 */ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8},
+      /* i2 */ {i2, i2, i2, i2, i4, i8, f2, bf, f4, f8},
+      /* i4 */ {i4, i4, i4, i4, i4, i8, f2, bf, f4, f8},
+      /* i8 */ {i8, i8, i8, i8, i8, i8, f2, bf, f4, f8},
+      /* f2 */ {f2, f2, f2, f2, f2, f2, f2, f4, f4, f8},
+      /* bf */ {bf, bf, bf, bf, bf, bf, f4, bf, f4, f8},
+      /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f4, f4, f8},
+      /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
+  };
+  return table[static_cast<int>(a)][static_cast<int>(b)];
+}
+
+std::ostream& operator<<(std::ostream& out, const Scalar& s) {
+  if (s.is_bool()) return out << (s.to_bool() ? "True" : "False");
+  if (s.is_floating_point()) return out << s.to_double();
+  return out << s.to_long();
+}
+
+}  // namespace kiln

@@ -1,0 +1,148 @@
+#include "kernel_call.h"
+
+#include "runtime.h"
+
+#include <kiln/ops.h>
+
+#include <cstring>
+#include <vector>
+
+namespace kiln::detail {
+namespace {
+
+constexpr int kMaxOperands = 16;
+
+std::string devices_with_kernel(const OperatorBase& op) {
+  std::string out;
+  for (int t = 0; t < kMaxDeviceTypes; ++t) {
+    if (!op.has_plugin_kernel(static_cast<DeviceType>(t))) continue;
+    if (!out.empty()) out += ", ";
+    out += device_type_name(static_cast<DeviceType>(t));
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string describe_operands(std::initializer_list<const Tensor*> inputs) {
+  std::string out;
+  for (const Tensor* t : inputs) {
+    if (!out.empty()) out += ", ";
+    out += str(dtype_name(t->dtype()), t->sizes());
+  }
+  return out;
+}
+
+// A kernel error message may start with "IndexError: " etc. to choose the exception type.
+[[noreturn]] void throw_kernel_error(const OperatorBase& op, Device device, std::string message) {
+  std::string where = str(op.name(), " on ", device.str(), ": ");
+  auto strip = [&](const char* prefix) {
+    size_t n = std::strlen(prefix);
+    if (message.compare(0, n, prefix) != 0) return false;
+    message.erase(0, n);
+    return true;
+  };
+  if (message.empty()) message = "the kernel failed without a message";
+  if (strip("IndexError: ")) throw IndexError(where + message);
+  if (strip("ValueError: ")) throw ValueError(where + message);
+  if (strip("TypeError: ")) throw TypeError(where + message);
+  if (strip("NotImplementedError: ")) throw NotImplementedError(where + message);
+  throw Error(where + message);
+}
+
+void call_plugin(const OperatorBase& op, Device device, const OperatorBase::PluginKernel& k,
+                 std::initializer_list<const Tensor*> inputs,
+                 std::initializer_list<const Tensor*> outputs, const Attrs& attrs) {
+  kiln_tensor in[kMaxOperands];
+  kiln_tensor out[kMaxOperands];
+  KILN_INTERNAL_ASSERT(inputs.size() <= kMaxOperands && outputs.size() <= kMaxOperands);
+  int32_t n_in = 0, n_out = 0;
+  for (const Tensor* t : inputs) in[n_in++] = describe(*t);
+  for (const Tensor* t : outputs) out[n_out++] = describe(*t);
+  kiln_call call{sizeof(kiln_call), op.name(), in, n_in, out, n_out, attrs.data(), attrs.size(),
+                 nullptr};
+  auto fn = reinterpret_cast<kiln_kernel_fn>(k.fn);
+  if (fn(&call, k.user) != 0) throw_kernel_error(op, device, take_plugin_error());
+}
+
+// Note [CPU fallback]: a device that sets cpu_fallback runs operators it lacks on the CPU: the
+// inputs are copied to the CPU, the CPU kernel runs into CPU outputs, and those are copied back
+// into the device outputs. It warns once per operator and device type.
+void run_on_cpu(const OperatorBase& op, Device device, DeviceTypeRecord& record,
+                std::initializer_list<const Tensor*> inputs,
+                std::initializer_list<const Tensor*> outputs, const Attrs& attrs) {
+  {
+    std::lock_guard<std::mutex> lock(record.warned_mutex);
+    if (record.warned_ops.insert(op.name()).second) {
+      warn(str("the operator '", op.name(), "' has no kernel for device '",
+               device_type_name(device.type()), "'; running it on the CPU (slow: copies data to ",
+               "the CPU and back). This warning is shown once per operator."));
+    }
+  }
+  std::vector<Tensor> cpu_in, cpu_out;
+  for (const Tensor* t : inputs) cpu_in.push_back(t->to(Device(kCPU)));
+  for (const Tensor* t : outputs) {
+    cpu_out.push_back(empty(t->sizes(), TensorOptions().dtype(t->dtype()).device(Device(kCPU))));
+  }
+  const Tensor* pin[kMaxOperands];
+  const Tensor* pout[kMaxOperands];
+  for (size_t i = 0; i < cpu_in.size(); ++i) pin[i] = &cpu_in[i];
+  for (size_t i = 0; i < cpu_out.size(); ++i) pout[i] = &cpu_out[i];
+  // initializer_list cannot be built from a runtime array: dispatch on the counts we use
+  auto in_list = [&](auto&& f) {
+    switch (cpu_in.size()) {
+      case 0: return f(std::initializer_list<const Tensor*>{});
+      case 1: return f(std::initializer_list<const Tensor*>{pin[0]});
+      case 2: return f(std::initializer_list<const Tensor*>{pin[0], pin[1]});
+      case 3: return f(std::initializer_list<const Tensor*>{pin[0], pin[1], pin[2]});
+      default: KILN_INTERNAL_ASSERT(false, "CPU fallback supports at most 3 inputs");
+    }
+  };
+  in_list([&](std::initializer_list<const Tensor*> il) {
+    const OperatorBase::PluginKernel& k = op.plugin_kernel(kCPU);
+    if (cpu_out.size() == 1) {
+      call_plugin(op, Device(kCPU), k, il, {pout[0]}, attrs);
+    } else {
+      KILN_INTERNAL_ASSERT(cpu_out.size() == 2, "CPU fallback supports at most 2 outputs");
+      call_plugin(op, Device(kCPU), k, il, {pout[0], pout[1]}, attrs);
+    }
+  });
+  size_t i = 0;
+  for (const Tensor* t : outputs) const_cast<Tensor*>(t)->copy_(cpu_out[i++]);
+}
+
+}  // namespace
+
+kiln_tensor describe(const Tensor& t) {
+  const TensorImpl& impl = t.impl();
+  kiln_tensor d;
+  d.data = impl.data();
+  d.dtype = static_cast<int32_t>(impl.dtype);
+  d.ndim = static_cast<int32_t>(impl.sizes.size());
+  d.sizes = impl.sizes.data();
+  d.strides = impl.strides.data();
+  d.device = {impl.device.type(), impl.device.has_index() ? impl.device.index() : 0};
+  return d;
+}
+
+void run_kernel(const OperatorBase& op, std::initializer_list<const Tensor*> inputs,
+                std::initializer_list<const Tensor*> outputs, const Attrs& attrs) {
+  const Tensor* first = outputs.size() != 0 ? *outputs.begin() : *inputs.begin();
+  Device device = first->device();
+  const OperatorBase::PluginKernel& k = op.plugin_kernel(device.type());
+  if (k.fn != nullptr) {
+    call_plugin(op, device, k, inputs, outputs, attrs);
+    return;
+  }
+  DeviceTypeRecord& record = device_record(device.type());
+  if (record.ops != nullptr && record.ops->cpu_fallback && device.type() != kCPU &&
+      op.has_plugin_kernel(kCPU)) {
+    run_on_cpu(op, device, record, inputs, outputs, attrs);
+    return;
+  }
+  throw NotImplementedError(str(
+      op.name(), ": no kernel for device '", device_type_name(device.type()), "' (arguments: ",
+      describe_operands(inputs), "); the operator has kernels for: ", devices_with_kernel(op),
+      ". The plugin of '", device_type_name(device.type()), "' (", plugin_path(record.plugin),
+      ") does not provide '", op.name(), "' and did not opt in to CPU fallback"));
+}
+
+}  // namespace kiln::detail

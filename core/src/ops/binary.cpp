@@ -1,0 +1,249 @@
+// Binary elementwise operators: arithmetic, comparisons, logical and bitwise. Each family is a
+// dtype rule plugged into one out-of-place and one in-place backend; each operator is one line.
+#include "elementwise.h"
+
+namespace kiln {
+namespace detail {
+namespace {
+
+using BinaryOp = Operator<Tensor(const Tensor&, const Tensor&)>;
+using AlphaOp = Operator<Tensor(const Tensor&, const Tensor&, const Scalar&)>;
+
+// A family's dtype rule: the dtype the inputs are converted to, given the promoted dtype; and
+// whether the output is bool (comparisons, logical) or that dtype.
+struct Rule {
+  ScalarType (*compute)(const char* op, ScalarType promoted);
+  bool bool_output;
+};
+
+ScalarType same_as_promoted(const char*, ScalarType t) { return t; }
+ScalarType no_bool(const char* op, ScalarType t) {
+  if (t == kBool) throw_dtype_unsupported(op, t);
+  return t;
+}
+ScalarType to_floating(const char*, ScalarType t) {
+  return is_floating_point(t) ? t : default_float_dtype();
+}
+ScalarType integral_only(const char* op, ScalarType t) {
+  KILN_CHECK_TYPE(is_integral(t, true), op, ": only integral and bool tensors are supported ",
+                  "(got ", dtype_name(t), ")");
+  return t;
+}
+
+constexpr Rule kArithmetic{same_as_promoted, false};
+constexpr Rule kArithmeticNoBool{no_bool, false};
+constexpr Rule kTrueDivide{to_floating, false};
+constexpr Rule kCompare{same_as_promoted, true};
+constexpr Rule kBitwise{integral_only, false};
+
+// Inputs converted and broadcast, and the output allocated, for one call.
+struct Prepared {
+  Tensor x, y, out;
+};
+
+Prepared prepare(const char* op, const Rule& rule, const Tensor& a, const Tensor& b) {
+  Device device = common_device(op, {&a, &b});
+  ScalarType compute = rule.compute(op, result_type_of({&a, &b}));
+  DimVector sizes = broadcast_dims(a.sizes(), b.sizes());
+  Prepared p;
+  p.x = prepare_input(a, compute, device, sizes);
+  p.y = prepare_input(b, compute, device, sizes);
+  p.out = empty_tensor(sizes, rule.bool_output ? kBool : compute, device);
+  return p;
+}
+
+template <const Rule& R>
+Tensor binary_backend(const BinaryOp& op, const Tensor& a, const Tensor& b) {
+  Prepared p = prepare(op.name(), R, a, b);
+  run_kernel(*op.functional(), {&p.x, &p.y}, {&p.out});
+  return p.out;
+}
+
+// Writes op(self, b) into self: directly when the dtypes agree, through a temporary otherwise.
+template <const Rule& R>
+Tensor binary_inplace_backend(const BinaryOp& op, const Tensor& self, const Tensor& b) {
+  ScalarType compute = R.compute(op.name(), result_type_of({&self, &b}));
+  ScalarType out_dtype = R.bool_output ? kBool : compute;
+  DimVector sizes = broadcast_dims(self.sizes(), b.sizes());
+  check_inplace(op.name(), self, out_dtype, sizes);
+  Device device = common_device(op.name(), {&self, &b});
+  if (out_dtype == self.dtype() && compute == self.dtype()) {
+    Tensor y = prepare_input(b, compute, device, sizes);
+    run_kernel(*op.functional(), {&self, &y}, {&self});
+  } else {
+    Prepared p = prepare(op.name(), R, self, b);
+    run_kernel(*op.functional(), {&p.x, &p.y}, {&p.out});
+    const_cast<Tensor&>(self).copy_(p.out);
+  }
+  bump_version(self);
+  return self;
+}
+
+void check_alpha(const char* op, ScalarType compute, const Scalar& alpha) {
+  KILN_CHECK_TYPE(is_floating_point(compute) || !alpha.is_floating_point(), op,
+                  ": for integral input tensors, argument alpha must not be a floating point ",
+                  "number");
+}
+
+template <bool Subtract>
+Tensor alpha_backend(const AlphaOp& op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  const Rule& rule = Subtract ? kArithmeticNoBool : kArithmetic;
+  if (Subtract && a.dtype() == kBool && b.dtype() == kBool) {
+    throw TypeError(str(op.name(), ": subtraction, the `-` operator, with two bool tensors is ",
+                        "not supported. Use the `^` or `logical_xor()` operator instead."));
+  }
+  Prepared p = prepare(op.name(), rule, a, b);
+  check_alpha(op.name(), p.out.dtype(), alpha);
+  run_kernel(*op.functional(), {&p.x, &p.y}, {&p.out}, Attrs().scalar("alpha", alpha));
+  return p.out;
+}
+
+template <bool Subtract>
+Tensor alpha_inplace_backend(const AlphaOp& op, const Tensor& self, const Tensor& b,
+                             const Scalar& alpha) {
+  ScalarType compute = result_type_of({&self, &b});
+  DimVector sizes = broadcast_dims(self.sizes(), b.sizes());
+  check_inplace(op.name(), self, compute, sizes);
+  if (compute == self.dtype()) {
+    check_alpha(op.name(), compute, alpha);
+    Tensor y = prepare_input(b, compute, common_device(op.name(), {&self, &b}), sizes);
+    run_kernel(*op.functional(), {&self, &y}, {&self}, Attrs().scalar("alpha", alpha));
+  } else {
+    const_cast<Tensor&>(self).copy_(alpha_backend<Subtract>(op, self, b, alpha));
+  }
+  bump_version(self);
+  return self;
+}
+
+}  // namespace
+
+#define KILN_BINARY_OPS(name, rule)                                                            \
+  BinaryOp name##_op(#name, #name "(Tensor self, Tensor other) -> Tensor",                     \
+                     binary_backend<rule>);                                                    \
+  BinaryOp name##__op(#name "_", #name "_(Tensor(a!) self, Tensor other) -> Tensor(a!)",       \
+                      binary_inplace_backend<rule>, true, &name##_op)
+
+AlphaOp add_op("add", "add(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",
+               alpha_backend<false>);
+AlphaOp add__op("add_", "add_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)",
+                alpha_inplace_backend<false>, true, &add_op);
+AlphaOp sub_op("sub", "sub(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",
+               alpha_backend<true>);
+AlphaOp sub__op("sub_", "sub_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)",
+                alpha_inplace_backend<true>, true, &sub_op);
+KILN_BINARY_OPS(mul, kArithmetic);
+KILN_BINARY_OPS(div, kTrueDivide);
+KILN_BINARY_OPS(floor_divide, kArithmeticNoBool);
+KILN_BINARY_OPS(remainder, kArithmeticNoBool);
+KILN_BINARY_OPS(fmod, kArithmeticNoBool);
+KILN_BINARY_OPS(pow, kArithmeticNoBool);
+KILN_BINARY_OPS(maximum, kArithmetic);
+KILN_BINARY_OPS(minimum, kArithmetic);
+KILN_BINARY_OPS(eq, kCompare);
+KILN_BINARY_OPS(ne, kCompare);
+KILN_BINARY_OPS(lt, kCompare);
+KILN_BINARY_OPS(le, kCompare);
+KILN_BINARY_OPS(gt, kCompare);
+KILN_BINARY_OPS(ge, kCompare);
+KILN_BINARY_OPS(logical_and, kCompare);
+KILN_BINARY_OPS(logical_or, kCompare);
+KILN_BINARY_OPS(logical_xor, kCompare);
+KILN_BINARY_OPS(bitwise_and, kBitwise);
+KILN_BINARY_OPS(bitwise_or, kBitwise);
+KILN_BINARY_OPS(bitwise_xor, kBitwise);
+#undef KILN_BINARY_OPS
+
+// `a op number`: the number becomes a 0-dim tensor of the promoted dtype on a's device.
+Tensor wrap_for(const Tensor& a, const Scalar& s) {
+  return wrap_scalar(s, scalar_result_type(a, s), a.device());
+}
+
+}  // namespace detail
+
+using detail::wrap_for;
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return detail::add_op(a, b, alpha); }
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return detail::add_op(a, wrap_for(a, b), alpha);
+}
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return detail::sub_op(a, b, alpha); }
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  return detail::sub_op(a, wrap_for(a, b), alpha);
+}
+Tensor mul(const Tensor& a, const Tensor& b) { return detail::mul_op(a, b); }
+Tensor mul(const Tensor& a, const Scalar& b) { return detail::mul_op(a, wrap_for(a, b)); }
+Tensor div(const Tensor& a, const Tensor& b) { return detail::div_op(a, b); }
+Tensor div(const Tensor& a, const Scalar& b) { return detail::div_op(a, wrap_for(a, b)); }
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return detail::floor_divide_op(a, b); }
+Tensor floor_divide(const Tensor& a, const Scalar& b) {
+  return detail::floor_divide_op(a, wrap_for(a, b));
+}
+Tensor remainder(const Tensor& a, const Tensor& b) { return detail::remainder_op(a, b); }
+Tensor remainder(const Tensor& a, const Scalar& b) {
+  return detail::remainder_op(a, wrap_for(a, b));
+}
+Tensor fmod(const Tensor& a, const Tensor& b) { return detail::fmod_op(a, b); }
+Tensor fmod(const Tensor& a, const Scalar& b) { return detail::fmod_op(a, wrap_for(a, b)); }
+Tensor pow(const Tensor& a, const Tensor& b) { return detail::pow_op(a, b); }
+Tensor pow(const Tensor& a, const Scalar& b) { return detail::pow_op(a, wrap_for(a, b)); }
+Tensor pow(const Scalar& a, const Tensor& b) { return detail::pow_op(wrap_for(b, a), b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return detail::maximum_op(a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return detail::minimum_op(a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) { return detail::eq_op(a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return detail::ne_op(a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return detail::lt_op(a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return detail::le_op(a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return detail::gt_op(a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return detail::ge_op(a, b); }
+Tensor eq(const Tensor& a, const Scalar& b) { return detail::eq_op(a, wrap_for(a, b)); }
+Tensor ne(const Tensor& a, const Scalar& b) { return detail::ne_op(a, wrap_for(a, b)); }
+Tensor lt(const Tensor& a, const Scalar& b) { return detail::lt_op(a, wrap_for(a, b)); }
+Tensor le(const Tensor& a, const Scalar& b) { return detail::le_op(a, wrap_for(a, b)); }
+Tensor gt(const Tensor& a, const Scalar& b) { return detail::gt_op(a, wrap_for(a, b)); }
+Tensor ge(const Tensor& a, const Scalar& b) { return detail::ge_op(a, wrap_for(a, b)); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return detail::logical_and_op(a, b); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return detail::logical_or_op(a, b); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return detail::logical_xor_op(a, b); }
+Tensor bitwise_and(const Tensor& a, const Tensor& b) { return detail::bitwise_and_op(a, b); }
+Tensor bitwise_or(const Tensor& a, const Tensor& b) { return detail::bitwise_or_op(a, b); }
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return detail::bitwise_xor_op(a, b); }
+
+// --- in-place methods ---------------------------------------------------------------------------
+Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) {
+  detail::add__op(*this, other, alpha);
+  return *this;
+}
+Tensor& Tensor::add_(const Scalar& other, const Scalar& alpha) {
+  detail::add__op(*this, wrap_for(*this, other), alpha);
+  return *this;
+}
+Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) {
+  detail::sub__op(*this, other, alpha);
+  return *this;
+}
+Tensor& Tensor::sub_(const Scalar& other, const Scalar& alpha) {
+  detail::sub__op(*this, wrap_for(*this, other), alpha);
+  return *this;
+}
+Tensor& Tensor::mul_(const Tensor& other) {
+  detail::mul__op(*this, other);
+  return *this;
+}
+Tensor& Tensor::mul_(const Scalar& other) {
+  detail::mul__op(*this, wrap_for(*this, other));
+  return *this;
+}
+Tensor& Tensor::div_(const Tensor& other) {
+  detail::div__op(*this, other);
+  return *this;
+}
+Tensor& Tensor::div_(const Scalar& other) {
+  detail::div__op(*this, wrap_for(*this, other));
+  return *this;
+}
+Tensor& Tensor::pow_(const Scalar& exponent) {
+  detail::pow__op(*this, wrap_for(*this, exponent));
+  return *this;
+}
+
+}  // namespace kiln

@@ -1,0 +1,188 @@
+#include "kernel_call.h"
+#include "print_format.h"
+#include "runtime.h"
+#include "tensor_internal.h"
+
+#include <kiln/ops.h>
+#include <kiln/sdk/half.hpp>
+
+#include <cstring>
+#include <sstream>
+
+namespace kiln {
+namespace detail {
+
+Tensor make_tensor(std::shared_ptr<Storage> storage, IntArrayRef sizes, IntArrayRef strides,
+                   int64_t offset, ScalarType dtype) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->device = storage->device();
+  impl->storage = std::move(storage);
+  impl->sizes.assign(sizes);
+  impl->strides.assign(strides);
+  impl->offset = offset;
+  impl->numel = product(sizes);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  return make_tensor(t.storage(), sizes, strides, offset, t.dtype());
+}
+
+Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    KILN_CHECK_VALUE(s >= 0, "empty: negative dimension ", s, " in sizes ", sizes);
+    n *= s;
+  }
+  auto storage = std::make_shared<Storage>(device, static_cast<size_t>(n) * element_size(dtype));
+  return make_tensor(std::move(storage), sizes, contiguous_strides(sizes), 0, dtype);
+}
+
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= sizes[i] > 1 ? sizes[i] : 1;
+  }
+  return strides;
+}
+
+int64_t product(IntArrayRef sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  int64_t n = ndim == 0 ? 1 : ndim;
+  KILN_CHECK_INDEX(dim >= -n && dim < n, op, ": dimension out of range (expected to be in range ",
+                   "of [", -n, ", ", n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+std::vector<unsigned char> host_bytes(const Tensor& t) {
+  std::vector<unsigned char> buf(t.nbytes());
+  if (t.numel() == 0) return buf;
+  DeviceTypeRecord& r = require_device(t.device(), "read");
+  DimVector strides = contiguous_strides(t.sizes());
+  kiln_tensor dst{buf.data(), static_cast<int32_t>(t.dtype()), static_cast<int32_t>(t.dim()),
+                  t.sizes().data(), strides.data(), {KILN_DEVICE_HOST, 0}};
+  kiln_tensor src = describe(t);
+  if (r.ops->copy(r.self, &dst, &src) != 0) {
+    throw Error(str("copy to host from ", t.device().str(), ": ", take_plugin_error()));
+  }
+  return buf;
+}
+
+double host_double(const unsigned char* data, ScalarType dtype, int64_t i) {
+  switch (dtype) {
+    case kBool: return reinterpret_cast<const bool*>(data)[i] ? 1.0 : 0.0;
+    case kByte: return data[i];
+    case kChar: return reinterpret_cast<const int8_t*>(data)[i];
+    case kShort: return reinterpret_cast<const int16_t*>(data)[i];
+    case kInt: return reinterpret_cast<const int32_t*>(data)[i];
+    case kLong: return static_cast<double>(reinterpret_cast<const int64_t*>(data)[i]);
+    case kHalf: return reinterpret_cast<const Half*>(data)[i];
+    case kBFloat16: return reinterpret_cast<const BFloat16*>(data)[i];
+    case kFloat: return reinterpret_cast<const float*>(data)[i];
+    case kDouble: return reinterpret_cast<const double*>(data)[i];
+  }
+  return 0;
+}
+
+int64_t host_long(const unsigned char* data, ScalarType dtype, int64_t i) {
+  if (dtype == kLong) return reinterpret_cast<const int64_t*>(data)[i];
+  return static_cast<int64_t>(host_double(data, dtype, i));
+}
+
+std::string describe_tensor(const Tensor& t) {
+  return str(dtype_name(t.dtype()), t.sizes(), " on ", t.device().str());
+}
+
+void throw_data_ptr_mismatch(const Tensor& t, ScalarType requested) {
+  throw TypeError(str("data_ptr: expected scalar type ", dtype_name(requested),
+                      " but found ", dtype_name(t.dtype())));
+}
+
+Scalar item_scalar(const Tensor& t) {
+  KILN_CHECK_VALUE(t.numel() == 1, "item: a Tensor with ", t.numel(),
+                   " elements cannot be converted to Scalar");
+  std::vector<unsigned char> b = host_bytes(t);
+  ScalarType d = t.dtype();
+  if (d == kBool) return Scalar(b[0] != 0);
+  if (is_floating_point(d)) return Scalar(host_double(b.data(), d, 0));
+  return Scalar(host_long(b.data(), d, 0));
+}
+
+}  // namespace detail
+
+void* TensorImpl::data() const {
+  return static_cast<char*>(storage->data()) + offset * static_cast<int64_t>(element_size(dtype));
+}
+
+bool TensorImpl::is_contiguous() const {
+  int64_t expected = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return numel == 0;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+TensorImpl& Tensor::impl() const {
+  KILN_CHECK(impl_ != nullptr, "undefined tensor: this Tensor has no value (default-constructed)");
+  return *impl_;
+}
+
+int64_t Tensor::size(int64_t dim) const {
+  KILN_CHECK_INDEX(this->dim() > 0, "size: a 0-dim tensor has no dimension ", dim);
+  return impl().sizes[detail::wrap_dim(dim, this->dim(), "size")];
+}
+
+int64_t Tensor::stride(int64_t dim) const {
+  KILN_CHECK_INDEX(this->dim() > 0, "stride: a 0-dim tensor has no dimension ", dim);
+  return impl().strides[detail::wrap_dim(dim, this->dim(), "stride")];
+}
+
+TensorOptions Tensor::options() const {
+  return TensorOptions().dtype(dtype()).device(device());
+}
+
+Tensor& Tensor::set_requires_grad(bool requires_grad) {
+  KILN_CHECK(!requires_grad || is_floating_point(), "requires_grad_: only tensors of floating ",
+             "point dtype can require gradients (got ", dtype_name(dtype()), ")");
+  impl().requires_grad = requires_grad;
+  return *this;
+}
+
+Scalar Tensor::item() const { return detail::item_scalar(*this); }
+
+std::string Tensor::str() const {
+  if (!defined()) return "[ undefined tensor ]";
+  detail::PrintInput in;
+  in.sizes = sizes().vec();
+  ScalarType d = dtype();
+  in.kind = d == kBool ? detail::PrintKind::Bool
+                       : (is_floating_point() ? detail::PrintKind::Floating
+                                              : detail::PrintKind::Integer);
+  std::vector<unsigned char> bytes = detail::host_bytes(*this);
+  for (int64_t i = 0; i < numel(); ++i) {
+    if (in.kind == detail::PrintKind::Floating) {
+      in.floats.push_back(detail::host_double(bytes.data(), d, i));
+    } else {
+      in.ints.push_back(detail::host_long(bytes.data(), d, i));
+    }
+  }
+  in.dtype_name = dtype_name(d);
+  in.dtype_is_default = d == kFloat || d == kLong || d == kBool;
+  in.device = device().is_cpu() ? "" : Device(device().type(), device().has_index() ? device().index() : 0).str();
+  in.requires_grad = requires_grad();
+  return detail::format_tensor(in);
+}
+
+std::ostream& operator<<(std::ostream& out, const Tensor& t) { return out << t.str(); }
+
+}  // namespace kiln
