@@ -40,10 +40,7 @@ ScalarType TensorData::inferred_dtype() const {
 
 Tensor tensor(const TensorData& data, const TensorOptions& options) {
   ScalarType dtype = options.dtype_or(data.inferred_dtype());
-  std::vector<Scalar> one;
-  const std::vector<Scalar>& values = data.values().empty() && data.sizes().empty()
-                                          ? one
-                                          : data.values();
+  const std::vector<Scalar>& values = data.values();
   // build on the host in float64 or int64, then convert on the target device
   bool floating = data.inferred_dtype() == default_float_dtype();
   int64_t n = static_cast<int64_t>(values.size());

@@ -17,9 +17,9 @@ namespace kiln {
 // Nested values with a shape; inner lists must agree in length (checked).
 class KILN_API TensorData {
  public:
-  TensorData(bool v) : scalar_(v), is_scalar_(true) {}  // NOLINT
+  TensorData(bool v) : scalar_(v), is_scalar_(true), values_{Scalar(v)} {}  // NOLINT
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
-  TensorData(T v) : scalar_(v), is_scalar_(true) {}  // NOLINT
+  TensorData(T v) : scalar_(v), is_scalar_(true), values_{Scalar(v)} {}  // NOLINT
   TensorData(std::initializer_list<TensorData> list);  // NOLINT
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   TensorData(const std::vector<T>& v) : is_scalar_(false) {  // NOLINT
@@ -37,8 +37,8 @@ class KILN_API TensorData {
  private:
   Scalar scalar_;
   bool is_scalar_;
-  std::vector<int64_t> sizes_;
   std::vector<Scalar> values_;
+  std::vector<int64_t> sizes_;
   TypeCategory category_ = TypeCategory::Bool;
 
   friend class TensorDataBuilder;

@@ -1,0 +1,153 @@
+// kiln-bench: kiln against the hardware limit (memcpy, oneDNN called directly) and against
+// PyTorch (libtorch and Python, run as subprocesses in the same invocation). Prints a table of
+// medians with ratios, then one JSON line.
+#include "bench_common.hpp"
+
+#include <kiln/kiln.h>
+
+#ifdef KILN_BENCH_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace {
+
+using Measures = std::map<std::string, double>;
+
+Measures measure_kiln() {
+  Measures m;
+  kiln::Tensor a1 = kiln::rand({1}), b1 = kiln::rand({1});
+  m["add_1elem_ns"] = bench::median_seconds([&] { kiln::Tensor c = a1 + b1; }, 20000) * 1e9;
+  for (int64_t n : {256, 512, 1024, 2048}) {
+    kiln::Tensor a = kiln::rand({n, n}) + 0.5, b = kiln::rand({n, n}) + 0.5;
+    int inner = n >= 2048 ? 2 : (n >= 1024 ? 5 : 20);
+    double s = bench::median_seconds([&] { kiln::Tensor c = kiln::mm(a, b); }, inner, 7);
+    m["matmul_" + std::to_string(n) + "_gflops"] = 2.0 * n * n * n / s / 1e9;
+  }
+  int64_t big = 16 << 20;
+  kiln::Tensor x = kiln::rand({big}), y = kiln::rand({big});
+  m["add_16M_gbs"] = 3.0 * big * 4 / bench::median_seconds([&] { kiln::Tensor c = x + y; }, 3, 9) / 1e9;
+  kiln::Tensor mat = kiln::rand({4096, 4096});
+  m["sum0_16M_gbs"] =
+      1.0 * big * 4 / bench::median_seconds([&] { kiln::Tensor c = kiln::sum(mat, 0); }, 3, 9) / 1e9;
+  return m;
+}
+
+// The same bytes as the 16M-float add moves, copied with memcpy: 64 MB read, 64 MB written.
+double memcpy_gbs() {
+  size_t bytes = size_t{16} << 22;
+  std::unique_ptr<char[]> src(new char[bytes]), dst(new char[bytes]);
+  std::memset(src.get(), 1, bytes);
+  std::memset(dst.get(), 2, bytes);
+  double s = bench::median_seconds([&] { std::memcpy(dst.get(), src.get(), bytes); }, 3, 9);
+  return 2.0 * static_cast<double>(bytes) / s / 1e9;
+}
+
+#ifdef KILN_BENCH_ONEDNN
+double onednn_gflops(int64_t n) {
+  using namespace dnnl;
+  engine eng(engine::kind::cpu, 0);
+  stream strm(eng);
+  memory::desc md({n, n}, memory::data_type::f32, memory::format_tag::ab);
+  memory a(md, eng), b(md, eng), c(md, eng);
+  for (memory* mem : {&a, &b}) {
+    auto* p = static_cast<float*>(mem->get_data_handle());
+    for (int64_t i = 0; i < n * n; ++i) p[i] = 0.5f + static_cast<float>(i % 7) * 0.1f;
+  }
+  matmul::primitive_desc pd(matmul::desc(md, md, md), eng);
+  matmul prim(pd);
+  int inner = n >= 2048 ? 2 : (n >= 1024 ? 5 : 20);
+  double s = bench::median_seconds(
+      [&] {
+        prim.execute(strm, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+        strm.wait();
+      },
+      inner, 7);
+  return 2.0 * n * n * n / s / 1e9;
+}
+#endif
+
+// Runs a command that prints one flat JSON object of numbers; returns its numbers.
+Measures run_json(const std::string& command) {
+  Measures m;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return m;
+  std::string text;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
+  pclose(pipe);
+  size_t pos = 0;
+  while ((pos = text.find('"', pos)) != std::string::npos) {
+    size_t end = text.find('"', pos + 1);
+    if (end == std::string::npos) break;
+    std::string key = text.substr(pos + 1, end - pos - 1);
+    size_t colon = text.find(':', end);
+    if (colon == std::string::npos) break;
+    char* after = nullptr;
+    double v = std::strtod(text.c_str() + colon + 1, &after);
+    if (after != text.c_str() + colon + 1) m[key] = v;
+    pos = colon + 1;
+  }
+  return m;
+}
+
+std::string cell(const Measures& m, const std::string& key) {
+  auto it = m.find(key);
+  if (it == m.end()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", it->second);
+  return buf;
+}
+
+std::string ratio(const Measures& a, const Measures& b, const std::string& key, bool lower_better) {
+  auto x = a.find(key), y = b.find(key);
+  if (x == a.end() || y == b.end() || x->second == 0 || y->second == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", lower_better ? y->second / x->second : x->second / y->second);
+  return buf;
+}
+
+}  // namespace
+
+int main() {
+  Measures kiln_m = measure_kiln();
+  Measures limit;
+  limit["add_16M_gbs"] = memcpy_gbs();
+  limit["sum0_16M_gbs"] = limit["add_16M_gbs"];
+#ifdef KILN_BENCH_ONEDNN
+  for (int64_t n : {256, 512, 1024, 2048}) {
+    limit["matmul_" + std::to_string(n) + "_gflops"] = onednn_gflops(n);
+  }
+#endif
+  std::string bin = KILN_BENCH_BIN_DIR;
+  Measures libtorch = run_json("test -x " + bin + "/kiln-bench-torch && " + bin +
+                               "/kiln-bench-torch 2>/dev/null");
+  Measures pytorch = run_json("/usr/bin/python3 " KILN_BENCH_DIR "/torch_bench.py 2>/dev/null");
+
+  std::printf("%-22s %10s %12s %10s %10s %10s %12s %10s\n", "measure", "kiln", "limit",
+              "kiln/lim", "libtorch", "vs libt.", "pytorch", "vs pyt.");
+  const char* keys[] = {"add_1elem_ns",         "matmul_256_gflops", "matmul_512_gflops",
+                        "matmul_1024_gflops",   "matmul_2048_gflops", "add_16M_gbs",
+                        "sum0_16M_gbs"};
+  for (const char* key : keys) {
+    bool lower_better = std::strstr(key, "_ns") != nullptr;
+    std::printf("%-22s %10s %12s %10s %10s %10s %12s %10s\n", key, cell(kiln_m, key).c_str(),
+                cell(limit, key).c_str(), ratio(kiln_m, limit, key, lower_better).c_str(),
+                cell(libtorch, key).c_str(), ratio(kiln_m, libtorch, key, lower_better).c_str(),
+                cell(pytorch, key).c_str(), ratio(kiln_m, pytorch, key, lower_better).c_str());
+  }
+  std::printf("(limit: memcpy of the same bytes for GB/s rows, oneDNN called directly for "
+              "matmul; ratios > 1 favour kiln; medians)\n");
+  std::vector<bench::Result> all;
+  for (auto& [k, v] : kiln_m) all.push_back({"kiln." + k, v, ""});
+  for (auto& [k, v] : limit) all.push_back({"limit." + k, v, ""});
+  for (auto& [k, v] : libtorch) all.push_back({"libtorch." + k, v, ""});
+  for (auto& [k, v] : pytorch) all.push_back({"pytorch." + k, v, ""});
+  bench::print_json(all);
+  return 0;
+}
