@@ -13,9 +13,11 @@ function(kiln_add_plugin name)
   set_target_properties(${name} PROPERTIES
     PREFIX ""
     LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR}
+    INSTALL_RPATH "$ORIGIN/../.."  # lib/, from lib/kiln/plugins, for libraries shipped with kiln
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   if(NOT ARG_NO_INSTALL)
     install(TARGETS ${name} LIBRARY DESTINATION ${KILN_PLUGIN_SUBDIR})
+    set_property(GLOBAL APPEND PROPERTY KILN_PLUGIN_TARGETS ${name})  # for the kiln-plugins target
   endif()
 endfunction()

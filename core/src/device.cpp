@@ -131,4 +131,13 @@ Device default_device() {
   return Device(static_cast<DeviceType>(best), 0);
 }
 
+std::string device_description(Device device) {
+  const detail::DeviceTypeRecord& r = detail::require_device(device, "device_description");
+  if (r.ops->describe == nullptr) return device.str();
+  std::array<char, 256> line{};
+  r.ops->describe(r.self, device.has_index() ? device.index() : 0, line.data(), line.size());
+  line.back() = '\0';  // a plugin that fills the whole buffer may omit the terminator
+  return line.data();
+}
+
 }  // namespace kiln

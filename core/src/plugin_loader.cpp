@@ -39,7 +39,8 @@ struct Loader {
   std::recursive_mutex mutex;
   std::vector<LoadedPlugin*> plugins;  // leaked: see Note [Plugins stay loaded]
   std::vector<std::string> extra_paths;
-  int registering = -1;  // the plugin whose probe/init is running
+  int registering = -1;       // the plugin whose probe/init is running
+  bool initialising = false;  // its kiln_plugin_init is running: only then may it register
   std::once_flag once;
 };
 
@@ -71,7 +72,7 @@ void host_log(int32_t level, const char* message) {
 int32_t host_register_device(const char* name, const kiln_device_ops* ops, void* self) {
   Loader& l = loader();
   try {
-    KILN_CHECK(l.registering >= 0, "register_device called outside kiln_plugin_init");
+    KILN_CHECK(l.initialising, "register_device called outside kiln_plugin_init");
     KILN_CHECK(name != nullptr && ops != nullptr, "register_device: name and ops are required");
     KILN_CHECK(ops->struct_size >= offsetof(kiln_device_ops, priority) + sizeof(int32_t),
                "register_device('", name, "'): kiln_device_ops.struct_size ", ops->struct_size,
@@ -99,15 +100,20 @@ kiln_status host_register_kernel(const char* op_name, int32_t device_type, kiln_
                                  void* user) {
   Loader& l = loader();
   try {
-    KILN_CHECK(l.registering >= 0, "register_kernel called outside kiln_plugin_init");
+    KILN_CHECK(l.initialising, "register_kernel called outside kiln_plugin_init");
     KILN_CHECK(op_name != nullptr && fn != nullptr, "register_kernel: op and fn are required");
     KILN_CHECK(device_type >= 0 && device_type < kMaxDeviceTypes &&
                    records()[device_type].ops != nullptr,
                "register_kernel('", op_name, "'): device type ", device_type,
                " is not registered");
+    auto type = static_cast<DeviceType>(device_type);
+    KILN_CHECK(records()[type].plugin == l.registering, "register_kernel('", op_name,
+               "'): device type '", device_type_name(type), "' belongs to ",
+               plugin_path(records()[type].plugin), "; a plugin registers kernels only for the ",
+               "device types it registered (refused from ", l.plugins[l.registering]->info.path,
+               ")");
     OperatorBase* op = find_operator(op_name);
     KILN_CHECK(op != nullptr, "register_kernel: kiln has no operator '", op_name, "'");
-    auto type = static_cast<DeviceType>(device_type);
     KILN_CHECK(!op->has_plugin_kernel(type), "register_kernel: operator '", op_name,
                "' already has a kernel for device '", device_type_name(type), "' from ",
                plugin_path(op->plugin_kernel(type).plugin), "; refused from ",
@@ -162,7 +168,8 @@ void start_plugin(LoadedPlugin& p, int index) {
     return;
   }
   const kiln_plugin_info* q = p.library.get<QueryFn>("kiln_plugin_query")();
-  if (q == nullptr || q->struct_size < sizeof(kiln_plugin_info)) {
+  // ABI 1.0's kiln_plugin_info ends with `summary`; later minors may append fields.
+  if (q == nullptr || q->struct_size < offsetof(kiln_plugin_info, summary) + sizeof(q->summary)) {
     info.state = PluginState::Refused;
     info.reason = "kiln_plugin_query returned no valid kiln_plugin_info";
     return;
@@ -203,7 +210,10 @@ void start_plugin(LoadedPlugin& p, int index) {
     return;
   }
   t_plugin_error.clear();
-  if (p.library.get<InitFn>("kiln_plugin_init")(&host_table()) != 0) {
+  loader().initialising = true;
+  kiln_status status = p.library.get<InitFn>("kiln_plugin_init")(&host_table());
+  loader().initialising = false;
+  if (status != 0) {
     unregister_plugin(index);
     info.devices.clear();
     info.state = PluginState::Refused;
@@ -265,6 +275,13 @@ void warn(const std::string& message) { std::cerr << "kiln: warning: " << messag
 void ensure_plugins_loaded() {
   Loader& l = loader();
   std::call_once(l.once, [] {
+    // Note [OpenMP spin]: oneDNN (in the CPU plugin) runs on GNU OpenMP, whose idle threads
+    // spin after every call and take the second core from TBB loops (2x slower on 2 cores,
+    // measured in shared/reference/toolchain-notes.md). libgomp reads its settings when it is
+    // loaded, which is when the first plugin that needs it loads, so the default is set here,
+    // before any plugin: a short spin that keeps back-to-back matmuls fast. A value the user
+    // set wins.
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "10000", 0);
     for (const std::string& dir : plugin_search_path()) {
       std::error_code ec;
       fs::path p(dir);
@@ -348,7 +365,12 @@ PluginInfo load_plugin(const std::string& path) {
     plugin->info.state = PluginState::LoadFailed;
     const char* dl = dlerror();
     std::string why = dl ? dl : load_error.message();
-    if (!detail::fs::exists(canonical)) why = "no such file";
+    if (!detail::fs::exists(canonical)) {
+      why = "no such file";
+    } else if (why.find("cannot open shared object file") != std::string::npos) {
+      why += " (a library the plugin needs is missing: install it, or add its folder to "
+             "LD_LIBRARY_PATH)";
+    }
     plugin->info.reason = "cannot load: " + why;
     return plugin->info;
   }
@@ -356,9 +378,12 @@ PluginInfo load_plugin(const std::string& path) {
   try {
     detail::start_plugin(*plugin, index);
   } catch (const std::exception& e) {
+    l.initialising = false;
     detail::unregister_plugin(index);
+    plugin->info.devices.clear();
     plugin->info.state = PluginState::Refused;
-    plugin->info.reason = e.what();
+    plugin->info.reason = detail::str("it let a C++ exception cross the C boundary (a plugin ",
+                                      "must return an error instead): ", e.what());
   }
   l.registering = -1;
   return plugin->info;

@@ -3,6 +3,7 @@
 #include "runtime.h"
 #include "tensor_internal.h"
 
+#include <kiln/autograd.h>
 #include <kiln/ops.h>
 #include <kiln/sdk/half.hpp>
 
@@ -22,6 +23,7 @@ Tensor make_tensor(std::shared_ptr<Storage> storage, IntArrayRef sizes, IntArray
   impl->offset = offset;
   impl->numel = product(sizes);
   impl->dtype = dtype;
+  impl->inference = autograd::InferenceMode::is_enabled();
   return Tensor(std::move(impl));
 }
 
@@ -154,6 +156,8 @@ TensorOptions Tensor::options() const {
 Tensor& Tensor::set_requires_grad(bool requires_grad) {
   KILN_CHECK(!requires_grad || is_floating_point(), "requires_grad_: only tensors of floating ",
              "point dtype can require gradients (got ", dtype_name(dtype()), ")");
+  KILN_CHECK(is_leaf(), "requires_grad_: you can only change requires_grad flags of leaf ",
+             "variables.");
   impl().requires_grad = requires_grad;
   return *this;
 }
@@ -180,6 +184,7 @@ std::string Tensor::str() const {
   in.dtype_is_default = d == kFloat || d == kLong || d == kBool;
   in.device = device().is_cpu() ? "" : Device(device().type(), device().has_index() ? device().index() : 0).str();
   in.requires_grad = requires_grad();
+  if (grad_fn()) in.grad_fn = grad_fn()->name();
   return detail::format_tensor(in);
 }
 

@@ -58,5 +58,8 @@ KILN_API bool is_available(DeviceType type);
 // KILN_DEVICE when set (and valid); otherwise the available device type with the highest
 // plugin priority (a GPU when a GPU plugin found one), index 0.
 KILN_API Device default_device();
+// One line about a device from its plugin (kiln_device_ops::describe: model, memory, ...), or
+// its name when the plugin gives none. Throws when no loaded plugin provides the device.
+KILN_API std::string device_description(Device device);
 
 }  // namespace kiln

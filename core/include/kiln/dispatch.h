@@ -94,6 +94,10 @@ class KILN_API OperatorBase {
   bool has_plugin_kernel(DeviceType type) const { return kernels_[type].fn != nullptr; }
   void set_plugin_kernel(DeviceType type, PluginKernel kernel) { kernels_[type] = kernel; }
   virtual bool has_layer(DispatchKey key) const = 0;
+  // The operator's backward formula, in the form its family's autograd kernel expects
+  // (core/src/autograd/function.h); null when it has none.
+  const void* backward_formula() const { return backward_; }
+  void set_backward_formula(const void* formula) { backward_ = formula; }
   // For an in-place variant ("add_"): the operator whose plugin kernel it runs ("add").
   const OperatorBase* functional() const { return functional_ ? functional_ : this; }
   void set_functional(const OperatorBase* op) { functional_ = op; }
@@ -106,6 +110,7 @@ class KILN_API OperatorBase {
   const char* schema_;
   bool primitive_;
   const OperatorBase* functional_ = nullptr;
+  const void* backward_ = nullptr;
   PluginKernel kernels_[kMaxDeviceTypes];
 };
 

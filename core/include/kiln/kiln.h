@@ -1,6 +1,7 @@
 // Everything a kiln user includes.
 #pragma once
 
+#include <kiln/autograd.h>
 #include <kiln/device.h>
 #include <kiln/dispatch.h>
 #include <kiln/dtype.h>

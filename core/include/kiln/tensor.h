@@ -30,6 +30,7 @@
 #include <kiln/scalar.h>
 #include <kiln/storage.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -44,7 +45,8 @@ class TensorIndex;
 using TensorList = ArrayRef<Tensor>;
 
 namespace autograd {
-struct AutogradMeta;  // defined by the autograd engine
+struct AutogradMeta;  // kiln/autograd.h
+class Node;
 }
 
 // The state behind a Tensor handle. Fields are public for core code; user code goes through
@@ -61,6 +63,8 @@ struct KILN_API TensorImpl {
   // A 0-dim tensor made from a C++ number (`x + 2`): it takes part in type promotion like
   // PyTorch's wrapped numbers, after dimensioned and 0-dim tensors.
   bool wrapped_number = false;
+  // Created under InferenceMode: may not be saved for backward.
+  bool inference = false;
   std::shared_ptr<autograd::AutogradMeta> autograd;
 
   void* data() const;
@@ -102,6 +106,31 @@ class KILN_API Tensor {
   bool requires_grad() const { return impl().requires_grad; }
   Tensor& set_requires_grad(bool requires_grad);
   Tensor& requires_grad_(bool requires_grad = true) { return set_requires_grad(requires_grad); }
+
+  // --- autograd (kiln/autograd.h) -----------------------------------------------------------
+  // The accumulated gradient of a leaf (or of a non-leaf after retain_grad()); undefined if none.
+  const Tensor& grad() const;
+  Tensor& mutable_grad();
+  void set_grad(const Tensor& grad);
+  // Gradient of this tensor with respect to the graph leaves, accumulated into their grad().
+  // `gradient` may be omitted for a one-element tensor.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  // A tensor sharing this one's data, outside the graph (requires_grad false).
+  Tensor detach() const;
+  Tensor& detach_();
+  // Keeps grad() for this non-leaf tensor after backward.
+  void retain_grad() const;
+  bool retains_grad() const;
+  bool is_leaf() const;
+  // The node that created this tensor (null for leaves and tensors outside the graph).
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  uint32_t output_nr() const;
+  // Calls hook with this tensor's gradient during backward; a defined result replaces it.
+  // Returns the hook's index.
+  unsigned register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  // The storage's version counter (bumped by every in-place change).
+  uint32_t _version() const { return impl().storage->version(); }
 
   // Pointer to the first element; T must match the dtype. Device memory is only readable on
   // host-accessible devices (the CPU).

@@ -2,6 +2,8 @@
 // dtype rule plugged into one out-of-place and one in-place backend; each operator is one line.
 #include "elementwise.h"
 
+#include "../autograd/families.h"
+
 namespace kiln {
 namespace detail {
 namespace {
@@ -247,3 +249,63 @@ Tensor& Tensor::pow_(const Scalar& exponent) {
 }
 
 }  // namespace kiln
+
+// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
+namespace kiln::detail {
+namespace {
+
+using autograd::detail::BinaryBackward;
+using autograd::detail::register_backward;
+using T = const Tensor&;
+
+// where a == b the gradient is shared half and half, as PyTorch
+Tensor larger_share(T g, T mine, T other) {
+  return where(eq(mine, other), g / 2, where(gt(mine, other), g, zeros_like(g)));
+}
+
+const BinaryBackward add_backward{"AddBackward0", false, false, false,
+                                  [](T g, T, T, T) { return g; }, [](T g, T, T, T) { return g; }};
+const BinaryBackward sub_backward{"SubBackward0", false, false, false,
+                                  [](T g, T, T, T) { return g; },
+                                  [](T g, T, T, T) { return neg(g); }};
+const BinaryBackward mul_backward{"MulBackward0", true, true, false,
+                                  [](T g, T, T b, T) { return g * b; },
+                                  [](T g, T a, T, T) { return g * a; }};
+const BinaryBackward div_backward{"DivBackward0", true, true, false,
+                                  [](T g, T, T b, T) { return g / b; },
+                                  [](T g, T a, T b, T) { return -g * a / (b * b); }};
+const BinaryBackward pow_backward{
+    "PowBackward1", true, true, true,
+    [](T g, T a, T b, T) { return where(eq(b, 0), zeros_like(g), g * b * pow(a, b - 1)); },
+    [](T g, T a, T b, T result) {
+      // 0^b has derivative 0 in b for b >= 0 (log(0) would give nan)
+      return where(logical_and(eq(a, 0), ge(b, 0)), zeros_like(g), g * result * log(a));
+    }};
+const BinaryBackward maximum_backward{"MaximumBackward0", true, true, false,
+                                      [](T g, T a, T b, T) { return larger_share(g, a, b); },
+                                      [](T g, T a, T b, T) { return larger_share(g, b, a); }};
+const BinaryBackward minimum_backward{"MinimumBackward0", true, true, false,
+                                      [](T g, T a, T b, T) { return larger_share(g, b, a); },
+                                      [](T g, T a, T b, T) { return larger_share(g, a, b); }};
+const BinaryBackward remainder_backward{
+    "RemainderBackward0", true, true, false, [](T g, T, T, T) { return g; },
+    [](T g, T a, T b, T) { return -g * floor_divide(a, b); }};
+const BinaryBackward fmod_backward{"FmodBackward0", true, true, true,
+                                   [](T g, T, T, T) { return g; },
+                                   [](T g, T a, T b, T result) { return -g * (a - result) / b; }};
+
+const bool binary_backwards_registered = [] {
+  register_backward(add_op, add_backward, &add__op);
+  register_backward(sub_op, sub_backward, &sub__op);
+  register_backward(mul_op, mul_backward, &mul__op);
+  register_backward(div_op, div_backward, &div__op);
+  register_backward(pow_op, pow_backward, &pow__op);
+  register_backward(maximum_op, maximum_backward, &maximum__op);
+  register_backward(minimum_op, minimum_backward, &minimum__op);
+  register_backward(remainder_op, remainder_backward, &remainder__op);
+  register_backward(fmod_op, fmod_backward, &fmod__op);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln::detail

@@ -82,11 +82,18 @@ bool can_cast(ScalarType from, ScalarType to) {
   if (from != kBool && to == kBool) return false;
   return true;
 }
+
+// PyTorch's C++ names of the dtypes, which its message for a failed in-place cast uses.
+const char* torch_type_name(ScalarType t) {
+  static const char* const names[kNumScalarTypes] = {
+      "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+  return names[static_cast<int>(t)];
+}
 }  // namespace
 
 void check_inplace(const char* op, const Tensor& self, ScalarType result, IntArrayRef sizes) {
-  KILN_CHECK_TYPE(can_cast(result, self.dtype()), op, ": result type ", dtype_name(result),
-                  " can't be cast to the desired output type ", dtype_name(self.dtype()));
+  KILN_CHECK_TYPE(can_cast(result, self.dtype()), op, ": result type ", torch_type_name(result),
+                  " can't be cast to the desired output type ", torch_type_name(self.dtype()));
   KILN_CHECK_VALUE(self.sizes().equals(sizes), op, ": output with shape ", self.sizes(),
                    " doesn't match the broadcast shape ", sizes);
   check_no_internal_overlap(op, self);

@@ -94,7 +94,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
   // as PyTorch: the first half counts up from start, the second half down from end
   int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; ++i) {
-    v[i] = i < half ? s + step * static_cast<double>(i)
+    v[i] = i < half || steps == 1 ? s + step * static_cast<double>(i)
                     : e - step * static_cast<double>(steps - i - 1);
   }
   return finish(from_host(v, options.dtype(options.dtype_or(default_float_dtype()))), options);

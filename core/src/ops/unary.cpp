@@ -1,6 +1,8 @@
 // Unary elementwise operators. As binary.cpp: a dtype rule per family, one line per operator.
 #include "elementwise.h"
 
+#include "../autograd/families.h"
+
 namespace kiln {
 namespace detail {
 namespace {
@@ -140,3 +142,64 @@ Tensor& Tensor::tanh_() {
 }
 
 }  // namespace kiln
+
+// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
+namespace kiln::detail {
+namespace {
+
+using autograd::detail::register_backward;
+using autograd::detail::UnaryBackward;
+using T = const Tensor&;
+
+const UnaryBackward neg_backward{"NegBackward0", false, false,
+                                 [](T g, T, T) { return neg(g); }};
+const UnaryBackward abs_backward{"AbsBackward0", true, false,
+                                 [](T g, T self, T) { return g * sign(self); }};
+const UnaryBackward sign_backward{"SignBackward0", false, false,
+                                  [](T g, T, T) { return zeros_like(g); }};
+const UnaryBackward exp_backward{"ExpBackward0", false, true,
+                                 [](T g, T, T result) { return g * result; }};
+const UnaryBackward log_backward{"LogBackward0", true, false,
+                                 [](T g, T self, T) { return g / self; }};
+const UnaryBackward log1p_backward{"Log1PBackward0", true, false,
+                                   [](T g, T self, T) { return g / (self + 1); }};
+const UnaryBackward expm1_backward{"Expm1Backward0", false, true,
+                                   [](T g, T, T result) { return g * (result + 1); }};
+const UnaryBackward sqrt_backward{"SqrtBackward0", false, true,
+                                  [](T g, T, T result) { return g / (result * 2); }};
+const UnaryBackward rsqrt_backward{"RsqrtBackward0", false, true, [](T g, T, T result) {
+                                     return g * pow(result, 3) * -0.5;
+                                   }};
+const UnaryBackward sin_backward{"SinBackward0", true, false,
+                                 [](T g, T self, T) { return g * cos(self); }};
+const UnaryBackward cos_backward{"CosBackward0", true, false,
+                                 [](T g, T self, T) { return -g * sin(self); }};
+const UnaryBackward tanh_backward{"TanhBackward0", false, true, [](T g, T, T result) {
+                                    return g * (1 - result * result);
+                                  }};
+const UnaryBackward sigmoid_backward{"SigmoidBackward0", false, true, [](T g, T, T result) {
+                                       return g * result * (1 - result);
+                                     }};
+const UnaryBackward relu_backward{"ReluBackward0", false, true,
+                                  [](T g, T, T result) { return g * gt(result, 0); }};
+
+const bool unary_backwards_registered = [] {
+  register_backward(neg_op, neg_backward, &neg__op);
+  register_backward(abs_op, abs_backward, &abs__op);
+  register_backward(sign_op, sign_backward, &sign__op);
+  register_backward(exp_op, exp_backward, &exp__op);
+  register_backward(log_op, log_backward, &log__op);
+  register_backward(log1p_op, log1p_backward, &log1p__op);
+  register_backward(expm1_op, expm1_backward, &expm1__op);
+  register_backward(sqrt_op, sqrt_backward, &sqrt__op);
+  register_backward(rsqrt_op, rsqrt_backward, &rsqrt__op);
+  register_backward(sin_op, sin_backward, &sin__op);
+  register_backward(cos_op, cos_backward, &cos__op);
+  register_backward(tanh_op, tanh_backward, &tanh__op);
+  register_backward(sigmoid_op, sigmoid_backward, &sigmoid__op);
+  register_backward(relu_op, relu_backward, &relu__op);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln::detail

@@ -48,6 +48,7 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides,
                                       IntArrayRef new_sizes) {
   DimVector out(new_sizes.size());
   if (product(sizes) == 0) return contiguous_strides(new_sizes);
+  if (sizes.empty()) return DimVector(new_sizes.size(), 1);  // a 0-dim tensor: all sizes are 1
   int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
   int64_t chunk_base = strides.empty() ? 1 : strides.back();
   int64_t tensor_numel = 1, view_numel = 1;

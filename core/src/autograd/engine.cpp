@@ -1,0 +1,334 @@
+// The backward engine: walks the graph from the outputs' gradient edges in reverse creation
+// order, on the calling thread, device-agnostic (every step is kiln operators).
+#include "function.h"
+
+#include "../tensor_internal.h"
+
+#include <kiln/autograd.h>
+#include <kiln/error.h>
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kiln::autograd {
+namespace {
+
+using kiln::detail::str;
+
+// Adds leaf gradients into .grad().
+class AccumulateGrad : public Node {
+ public:
+  explicit AccumulateGrad(Tensor variable) : variable_(std::move(variable)) {
+    add_output(variable_);
+  }
+  std::string name() const override { return "AccumulateGrad"; }
+
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    Tensor g = grads.at(0);
+    if (!g.defined()) return {};
+    AutogradMeta& m = detail::meta(variable_);
+    for (const Hook& hook : m.hooks) {
+      Tensor r = hook(g);
+      if (r.defined()) g = r;
+    }
+    accumulate(m.grad, g);
+    return {};
+  }
+
+  // grad += g; without create_graph the gradient is a plain tensor updated in place.
+  static void accumulate(Tensor& grad, const Tensor& g) {
+    if (GradMode::is_enabled()) {
+      grad = grad.defined() ? grad + g : g;
+      return;
+    }
+    if (!grad.defined()) {
+      // the engine's buffer is ours alone; anything else (a user's gradient) is copied
+      bool owned = g.impl_ptr().use_count() <= 2 && g.storage().use_count() == 1 &&
+                   g.is_contiguous() && !g.requires_grad();
+      grad = owned ? g.detach() : g.detach().clone();
+    } else {
+      grad.add_(g.detach());
+    }
+  }
+
+ private:
+  Tensor variable_;
+};
+
+struct GraphTask {
+  bool keep_graph = false;
+  std::unordered_map<Node*, int> dependencies;
+  std::unordered_map<Node*, std::vector<Tensor>> buffers;
+  // grad(): gradients to capture at (node, input_nr), and the nodes worth executing
+  std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
+  std::vector<Tensor> captured;
+  std::unordered_set<Node*> needed;
+  bool capturing = false;
+};
+
+void add_to_buffer(std::vector<Tensor>& buffer, uint32_t index, const Tensor& g, size_t size) {
+  if (buffer.size() < size) buffer.resize(size);
+  buffer[index] = buffer[index].defined() ? buffer[index] + g : g;
+}
+
+void compute_dependencies(GraphTask& task, const std::vector<Node*>& roots) {
+  std::vector<Node*> stack = roots;
+  std::unordered_set<Node*> seen(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->next_edges()) {
+      if (!e.is_valid()) continue;
+      Node* next = e.function.get();
+      ++task.dependencies[next];
+      if (seen.insert(next).second) stack.push_back(next);
+    }
+  }
+}
+
+// Nodes from which a captured gradient is reachable (only they run in grad()).
+bool mark_needed(GraphTask& task, Node* n, std::unordered_map<Node*, bool>& memo) {
+  auto it = memo.find(n);
+  if (it != memo.end()) return it->second;
+  memo[n] = false;
+  bool needed = false;
+  for (const Edge& e : n->next_edges()) {
+    if (!e.is_valid()) continue;
+    bool child = task.captures.count(e.function.get()) != 0;
+    child = mark_needed(task, e.function.get(), memo) || child;
+    needed = needed || child;
+  }
+  memo[n] = needed;
+  if (needed) task.needed.insert(n);
+  return needed;
+}
+
+Tensor checked_gradient(const Node& from, size_t index, const Edge& edge, Tensor g) {
+  const OutputMeta& m = edge.function->output_meta().at(edge.input_nr);
+  if (!g.sizes().equals(m.sizes)) {
+    throw Error(str("Function ", from.name(), " returned an invalid gradient at index ", index,
+                    " - got ", g.sizes(), " but expected shape compatible with ",
+                    IntArrayRef(m.sizes)));
+  }
+  if (g.dtype() != m.dtype) g = g.to(m.dtype);
+  return g;
+}
+
+void execute(GraphTask& task, Node* n) {
+  std::vector<Tensor> grads = std::move(task.buffers[n]);
+  task.buffers.erase(n);
+  grads.resize(n->output_meta().size());
+  for (const auto& [output_nr, hook] : n->output_hooks()) {
+    if (output_nr < grads.size() && grads[output_nr].defined()) {
+      Tensor r = hook(grads[output_nr]);
+      if (r.defined()) grads[output_nr] = r;
+    }
+  }
+  if (auto it = task.captures.find(n); it != task.captures.end()) {
+    for (auto [input_nr, slot] : it->second) {
+      if (input_nr < grads.size()) task.captured[slot] = grads[input_nr];
+    }
+  }
+  if (task.capturing && task.needed.count(n) == 0) return;
+  std::vector<Tensor> outputs = n->apply(std::move(grads));
+  if (!task.keep_graph) n->release_variables();
+  const std::vector<Edge>& edges = n->next_edges();
+  for (size_t i = 0; i < edges.size() && i < outputs.size(); ++i) {
+    if (!edges[i].is_valid() || !outputs[i].defined()) continue;
+    Tensor g = checked_gradient(*n, i, edges[i], outputs[i]);
+    Node* next = edges[i].function.get();
+    add_to_buffer(task.buffers[next], edges[i].input_nr, g, next->output_meta().size());
+  }
+}
+
+void run(GraphTask& task, const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads) {
+  std::vector<Node*> root_nodes;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    Node* n = roots[i].function.get();
+    add_to_buffer(task.buffers[n], roots[i].input_nr, root_grads[i], n->output_meta().size());
+    root_nodes.push_back(n);
+  }
+  compute_dependencies(task, root_nodes);
+  if (task.capturing) {
+    std::unordered_map<Node*, bool> memo;
+    for (Node* n : root_nodes) mark_needed(task, n, memo);
+  }
+  auto later_first = [](Node* a, Node* b) { return a->sequence_nr() < b->sequence_nr(); };
+  std::priority_queue<Node*, std::vector<Node*>, decltype(later_first)> ready(later_first);
+  std::unordered_set<Node*> queued;
+  for (Node* n : root_nodes) {
+    if (task.dependencies[n] == 0 && queued.insert(n).second) ready.push(n);
+  }
+  while (!ready.empty()) {
+    Node* n = ready.top();
+    ready.pop();
+    execute(task, n);
+    for (const Edge& e : n->next_edges()) {
+      if (!e.is_valid()) continue;
+      Node* next = e.function.get();
+      if (--task.dependencies[next] == 0 && queued.insert(next).second) ready.push(next);
+    }
+  }
+}
+
+// The gradient edges of the outputs, and their initial gradients (1 for one-element outputs).
+void collect_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+                   std::vector<Edge>& roots, std::vector<Tensor>& grads) {
+  KILN_CHECK_VALUE(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "grad: got ",
+                   outputs.size(), " outputs but ", grad_outputs.size(), " grad_outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    KILN_CHECK(t.requires_grad(), "element ", i, " of tensors does not require grad and does ",
+               "not have a grad_fn");
+    Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[i];
+    if (!g.defined()) {
+      KILN_CHECK(t.numel() == 1, "grad can be implicitly created only for scalar outputs (got ",
+                 "a tensor of sizes ", t.sizes(), ")");
+      g = ones_like(t);
+    }
+    KILN_CHECK_VALUE(g.sizes().equals(t.sizes()), "Mismatch in shape: grad_output[", i,
+                     "] has a shape of ", g.sizes(), " and output[", i, "] has a shape of ",
+                     t.sizes(), ".");
+    roots.push_back(detail::gradient_edge(t));
+    grads.push_back(g);
+  }
+}
+
+thread_local bool t_inference_mode = false;
+
+}  // namespace
+
+Node::Node() {
+  static std::atomic<uint64_t> next{0};
+  sequence_nr_ = next.fetch_add(1, std::memory_order_relaxed);
+}
+Node::~Node() = default;
+
+uint32_t Node::add_output(const Tensor& output) {
+  OutputMeta m;
+  m.sizes = DimVector(output.sizes());
+  m.dtype = output.dtype();
+  m.device = output.device();
+  outputs_.push_back(std::move(m));
+  return static_cast<uint32_t>(outputs_.size() - 1);
+}
+
+bool GradMode::is_enabled() {
+  return (kiln::detail::local_dispatch_state().excluded & key_bit(DispatchKey::Autograd)) == 0;
+}
+
+void GradMode::set_enabled(bool enabled) {
+  uint8_t& excluded = kiln::detail::local_dispatch_state().excluded;
+  if (enabled) {
+    excluded &= static_cast<uint8_t>(~key_bit(DispatchKey::Autograd));
+  } else {
+    excluded |= key_bit(DispatchKey::Autograd);
+  }
+}
+
+AutoGradMode::AutoGradMode(bool enabled) : previous_(GradMode::is_enabled()) {
+  GradMode::set_enabled(enabled);
+}
+AutoGradMode::~AutoGradMode() { GradMode::set_enabled(previous_); }
+
+InferenceMode::InferenceMode(bool enabled)
+    : previous_grad_(GradMode::is_enabled()), previous_inference_(t_inference_mode) {
+  t_inference_mode = enabled;
+  if (enabled) GradMode::set_enabled(false);
+}
+InferenceMode::~InferenceMode() {
+  t_inference_mode = previous_inference_;
+  GradMode::set_enabled(previous_grad_);
+}
+bool InferenceMode::is_enabled() { return t_inference_mode; }
+
+namespace detail {
+
+AutogradMeta& meta(const Tensor& t) {
+  TensorImpl& impl = t.impl();
+  if (!impl.autograd) impl.autograd = std::make_shared<AutogradMeta>();
+  return *impl.autograd;
+}
+
+AutogradMeta* meta_if(const Tensor& t) { return t.impl().autograd.get(); }
+
+Edge gradient_edge(const Tensor& t) {
+  AutogradMeta& m = meta(t);
+  if (m.grad_fn) return Edge{m.grad_fn, m.output_nr};
+  if (!t.requires_grad()) return Edge{};
+  std::shared_ptr<Node> acc = m.grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t);
+    m.grad_accumulator = acc;
+  }
+  return Edge{acc, 0};
+}
+
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node) {
+  AutogradMeta& m = meta(t);
+  m.grad_fn = node;
+  m.output_nr = node->add_output(t);
+  t.impl().requires_grad = true;
+}
+
+bool any_requires_grad(std::initializer_list<const Tensor*> tensors) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor* t : tensors) {
+    if (t->defined() && t->requires_grad()) return true;
+  }
+  return false;
+}
+
+}  // namespace detail
+
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph,
+              const std::vector<Tensor>& inputs) {
+  if (!inputs.empty()) {
+    std::vector<Tensor> grads =
+        grad(tensors, inputs, grad_tensors, retain_graph, create_graph, /*allow_unused=*/true);
+    AutoGradMode mode(create_graph);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (grads[i].defined()) AccumulateGrad::accumulate(detail::meta(inputs[i]).grad, grads[i]);
+    }
+    return;
+  }
+  std::vector<Edge> roots;
+  std::vector<Tensor> grads;
+  collect_roots(tensors, grad_tensors, roots, grads);
+  GraphTask task;
+  task.keep_graph = retain_graph.value_or(create_graph);
+  AutoGradMode mode(create_graph);
+  run(task, roots, grads);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                         bool create_graph, bool allow_unused) {
+  std::vector<Edge> roots;
+  std::vector<Tensor> grads;
+  collect_roots(outputs, grad_outputs, roots, grads);
+  GraphTask task;
+  task.keep_graph = retain_graph.value_or(create_graph);
+  task.capturing = true;
+  task.captured.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    KILN_CHECK(inputs[i].requires_grad(), "grad: one of the differentiated Tensors (input ", i,
+               ") does not require grad");
+    Edge e = detail::gradient_edge(inputs[i]);
+    task.captures[e.function.get()].emplace_back(e.input_nr, i);
+  }
+  {
+    AutoGradMode mode(create_graph);
+    run(task, roots, grads);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    KILN_CHECK(allow_unused || task.captured[i].defined(), "grad: one of the differentiated ",
+               "Tensors (input ", i, ") appears to not have been used in the graph. Set ",
+               "allow_unused=true if this is the desired behavior.");
+  }
+  return task.captured;
+}
+
+}  // namespace kiln::autograd

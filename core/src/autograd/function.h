@@ -1,0 +1,77 @@
+// Building blocks of backward formulas: SavedVariable (a tensor saved for backward, with the
+// version check that detects in-place changes) and FunctionNode (a Node whose backward is a
+// lambda over kiln operators). Operators attach their formula next to their declaration with
+// record() — see Note [Gradients next to operators].
+#pragma once
+
+#include <kiln/autograd.h>
+#include <kiln/ops.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::autograd::detail {
+
+// A tensor saved in a node. Outputs of the node itself are saved without their grad_fn (which
+// would be a reference cycle) and get it back, weakly, when unpacked.
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  SavedVariable(const Tensor& t, bool is_output);
+  // The saved tensor; throws if it was changed in place since it was saved.
+  Tensor unpack(const std::shared_ptr<Node>& owner, const char* node_name) const;
+  bool defined() const { return data_.defined(); }
+
+ private:
+  Tensor data_;  // shares storage, no autograd state
+  bool is_output_ = false;
+  bool requires_grad_ = false;
+  uint32_t output_nr_ = 0;
+  uint32_t saved_version_ = 0;
+  std::shared_ptr<Node> grad_fn_;  // inputs only (outputs: the owner)
+  std::shared_ptr<Node> grad_accumulator_;  // leaf inputs
+  Tensor leaf_;  // a leaf input itself, so its gradient flows to the same accumulator
+};
+
+// A Node whose backward is `formula(node, grads)`, written in kiln operators.
+class FunctionNode : public Node {
+ public:
+  using Formula = std::function<std::vector<Tensor>(FunctionNode& node,
+                                                    const std::vector<Tensor>& grads)>;
+  FunctionNode(std::string name, Formula formula);
+
+  std::string name() const override { return name_; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
+  void release_variables() override;
+
+  // Saves t (an input, or an output when is_output) and returns its slot.
+  size_t save(const Tensor& t, bool is_output = false);
+  // The tensor saved in `slot`.
+  Tensor saved(size_t slot);
+  // Whether the gradient of forward input i is needed (its edge is valid).
+  bool needs_input_grad(size_t i) const { return i < next_edges().size() && next_edges()[i].is_valid(); }
+
+ private:
+  std::string name_;
+  Formula formula_;
+  std::vector<SavedVariable> saved_;
+  bool released_ = false;
+};
+
+// Records a FunctionNode for an operator call: inputs are the differentiable tensor arguments
+// (undefined ones allowed), outputs the results. Does nothing when no input requires grad or
+// grad mode is off; returns the node (null if nothing was recorded).
+std::shared_ptr<FunctionNode> record(const char* name, std::initializer_list<const Tensor*> inputs,
+                                     std::initializer_list<const Tensor*> outputs,
+                                     FunctionNode::Formula formula);
+
+// grad summed down to `sizes` (undoing broadcasting), as PyTorch's sum_to.
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
+
+// Rebases self's history on an in-place operation: checks the leaf rule, then makes the new
+// node self's grad_fn. Call before the in-place kernel runs (check) and after (rebase).
+void check_inplace(const Tensor& self, const char* op);
+
+}  // namespace kiln::autograd::detail

@@ -1,0 +1,100 @@
+// Tensor's autograd methods.
+#include "../tensor_internal.h"
+
+#include <kiln/autograd.h>
+
+namespace kiln {
+
+using autograd::detail::meta;
+using autograd::detail::meta_if;
+
+const Tensor& Tensor::grad() const {
+  static const Tensor undefined;
+  autograd::AutogradMeta* m = meta_if(*this);
+  return m != nullptr ? m->grad : undefined;
+}
+
+Tensor& Tensor::mutable_grad() { return meta(*this).grad; }
+
+void Tensor::set_grad(const Tensor& grad) {
+  if (grad.defined()) {
+    KILN_CHECK_VALUE(grad.sizes().equals(sizes()), "set_grad: assigned grad has data of a ",
+                     "different size (", grad.sizes(), " vs ", sizes(), ")");
+    KILN_CHECK_TYPE(grad.dtype() == dtype(), "set_grad: assigned grad has data of a different ",
+                    "type (", dtype_name(grad.dtype()), " vs ", dtype_name(dtype()), ")");
+  }
+  meta(*this).grad = grad;
+}
+
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
+                      bool create_graph) const {
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+}
+
+Tensor Tensor::detach() const {
+  Tensor out = detail::make_view(*this, sizes(), strides(), storage_offset());
+  out.impl().inference = impl().inference;
+  return out;
+}
+
+Tensor& Tensor::detach_() {
+  if (autograd::AutogradMeta* m = meta_if(*this)) {
+    m->grad_fn.reset();
+    m->output_nr = 0;
+    m->is_view = false;
+  }
+  impl().requires_grad = false;
+  return *this;
+}
+
+void Tensor::retain_grad() const {
+  KILN_CHECK(requires_grad(), "retain_grad: can't retain_grad on Tensor that has ",
+             "requires_grad=False");
+  if (is_leaf() || retains_grad()) return;
+  autograd::AutogradMeta& m = meta(*this);
+  m.retains_grad = true;
+  std::weak_ptr<TensorImpl> self = impl_ptr();
+  m.grad_fn->add_output_hook(m.output_nr, [self](const Tensor& g) {
+    if (auto impl = self.lock()) {
+      Tensor t(impl);
+      Tensor& grad = meta(t).grad;
+      grad = grad.defined() ? grad + g.detach() : g.detach().clone();
+    }
+    return Tensor();
+  });
+}
+
+bool Tensor::retains_grad() const {
+  autograd::AutogradMeta* m = meta_if(*this);
+  return m != nullptr && m->retains_grad;
+}
+
+bool Tensor::is_leaf() const {
+  autograd::AutogradMeta* m = meta_if(*this);
+  return m == nullptr || m->grad_fn == nullptr;
+}
+
+const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
+  static const std::shared_ptr<autograd::Node> none;
+  autograd::AutogradMeta* m = meta_if(*this);
+  return m != nullptr ? m->grad_fn : none;
+}
+
+uint32_t Tensor::output_nr() const {
+  autograd::AutogradMeta* m = meta_if(*this);
+  return m != nullptr ? m->output_nr : 0;
+}
+
+unsigned Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
+  KILN_CHECK(requires_grad(), "register_hook: cannot register a hook on a tensor that doesn't ",
+             "require gradient");
+  autograd::AutogradMeta& m = meta(*this);
+  if (m.grad_fn) {
+    m.grad_fn->add_output_hook(m.output_nr, std::move(hook));
+    return static_cast<unsigned>(m.grad_fn->output_hooks().size() - 1);
+  }
+  m.hooks.push_back(std::move(hook));
+  return static_cast<unsigned>(m.hooks.size() - 1);
+}
+
+}  // namespace kiln

@@ -1,0 +1,123 @@
+// The "cpu" device: one device whose memory is ordinary host memory, 64-byte aligned.
+#include "loops.hpp"
+#include "registry.hpp"
+
+#include <tbb/info.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace kiln::cpu {
+namespace {
+
+void set_error(const std::string& message) {
+  if (sdk::host() != nullptr) sdk::host()->set_error(message.c_str());
+}
+
+// "AMD EPYC; 2 threads; avx2 fma f16c avx512f ..." from /proc/cpuinfo and TBB.
+std::string read_description() {
+  static const char* const kFlags[] = {"sse4_2",      "avx",       "avx2",       "fma",
+                                       "f16c",        "avx512f",   "avx512bw",   "avx512_vnni",
+                                       "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
+                                       "amx_int8"};
+  std::string model = "unknown CPU", flags;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    auto value = [&line] {
+      size_t start = line.find(':');
+      if (start == std::string::npos) return std::string();
+      start = line.find_first_not_of(' ', start + 1);
+      return start == std::string::npos ? std::string() : line.substr(start);
+    };
+    if (line.rfind("model name", 0) == 0 && model == "unknown CPU") model = value();
+    if (line.rfind("flags", 0) == 0 && flags.empty()) (flags = value()).append(" ").insert(0, 1, ' ');
+  }
+  std::string isa;
+  for (const char* flag : kFlags) {
+    if (flags.find(std::string(" ") + flag + " ") == std::string::npos) continue;
+    isa += isa.empty() ? "" : " ";
+    isa += flag;
+  }
+  return model + "; " + std::to_string(tbb::info::default_concurrency()) + " threads; " +
+         (isa.empty() ? std::string("baseline x86-64") : isa);
+}
+
+int32_t count(void*) { return 1; }
+
+void describe(void*, int32_t, char* buf, size_t len) {
+  static const std::string text = read_description();
+  if (len > 0) std::snprintf(buf, len, "%s", text.c_str());
+}
+
+void* alloc(void*, int32_t, size_t bytes) {
+  // never NULL for 0 bytes: a fresh empty tensor still gets a distinct valid pointer
+  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = bytes > SIZE_MAX - 64 ? nullptr : std::aligned_alloc(64, rounded);
+  if (p == nullptr) set_error("out of memory: cannot allocate " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void free_(void*, int32_t, void* ptr) { std::free(ptr); }
+
+// The host side of a copy may come without strides (it is always contiguous).
+const int64_t* strides_or_contiguous(const kiln_tensor& t, int64_t* storage) {
+  if (t.strides != nullptr) return t.strides;
+  int64_t expected = 1;
+  for (int32_t d = t.ndim - 1; d >= 0; --d) {
+    storage[d] = expected;
+    expected *= t.sizes[d];
+  }
+  return storage;
+}
+
+kiln_status copy(void*, const kiln_tensor* dst, const kiln_tensor* src) {
+  try {
+    bool same = dst->dtype == src->dtype && dst->ndim == src->ndim;
+    for (int32_t d = 0; same && d < dst->ndim; ++d) same = dst->sizes[d] == src->sizes[d];
+    if (!same) {
+      throw std::invalid_argument(std::string("copy: dtypes ") + sdk::dtype_name(dst->dtype) +
+                                  " and " + sdk::dtype_name(src->dtype) + ", " +
+                                  std::to_string(dst->ndim) + " and " +
+                                  std::to_string(src->ndim) + " dimensions: sizes must match");
+    }
+    if (dst->ndim > sdk::StridedLoop<2>::kMaxDims) {
+      throw std::invalid_argument("copy: too many dimensions");
+    }
+    int64_t dst_strides[sdk::StridedLoop<2>::kMaxDims], src_strides[sdk::StridedLoop<2>::kMaxDims];
+    kiln_tensor d = *dst, s = *src;
+    d.strides = strides_or_contiguous(*dst, dst_strides);
+    s.strides = strides_or_contiguous(*src, src_strides);
+    copy_same_dtype(d, s);
+    return 0;
+  } catch (const std::exception& e) {
+    set_error(e.what());
+    return 1;
+  }
+}
+
+kiln_status synchronize(void*, int32_t) { return 0; }  // kernels finish before they return
+
+}  // namespace
+
+const kiln_device_ops* device_ops() {
+  static const kiln_device_ops ops = [] {
+    kiln_device_ops o{};
+    o.struct_size = sizeof(kiln_device_ops);
+    o.count = count;
+    o.describe = describe;
+    o.alloc = alloc;
+    o.free = free_;
+    o.copy = copy;
+    o.synchronize = synchronize;
+    o.host_accessible = 1;
+    o.autocast_dtype = KILN_BF16;
+    o.cpu_fallback = 0;
+    o.priority = 0;
+    return o;
+  }();
+  return &ops;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,236 @@
+// The loops every CPU kernel plugs a functor into: a parallel range driver, an elementwise map over
+// strided operands, and dtype dispatch restricted to the dtypes an operator accepts.
+//
+// Note [Elementwise loops on the CPU]
+// map() walks its operands with kiln::sdk::StridedLoop, in runs along the merged innermost
+// dimension. Each run takes one of these paths:
+//   - contiguous: every operand steps by its element size; a plain indexed loop that GCC
+//     vectorizes. `#pragma GCC ivdep` is sound for in-place calls because the output may only
+//     alias an input element for element, which carries no dependence between iterations;
+//   - binary with one broadcast operand (step 0): the scalar is hoisted and the loop is contiguous;
+//   - 16-bit floats: operands are converted to float in chunks of kChunk, the functor runs on
+//     float buffers (vectorized), and the result is rounded once when it is stored;
+//   - otherwise an indexed loop with byte strides.
+// Loops up to `grain` elements run on the calling thread with no allocation and no TBB dispatch,
+// which keeps a 1-element call at a few nanoseconds; longer ones are split across TBB's threads.
+#pragma once
+
+#include <kiln/sdk/kernel.hpp>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace kiln::cpu {
+
+using sdk::BFloat16;
+using sdk::Call;
+using sdk::compute_t;
+using sdk::Half;
+using sdk::is_floating_v;
+
+template <class T>
+constexpr bool is_16bit_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// An unsigned integer type with the size of T, for copying elements without looking at them.
+template <size_t Size>
+struct bits_of;
+template <> struct bits_of<1> { using type = uint8_t; };
+template <> struct bits_of<2> { using type = uint16_t; };
+template <> struct bits_of<4> { using type = uint32_t; };
+template <> struct bits_of<8> { using type = uint64_t; };
+template <class T>
+using bits_t = typename bits_of<sizeof(T)>::type;
+
+constexpr int64_t kGrain = 32768;     // elements below which a cheap loop stays on one thread
+constexpr int64_t kGrainHeavy = 2048; // the same for loops that call exp, sin, pow, ...
+constexpr int64_t kChunk = 256;       // 16-bit floats are converted to float this many at a time
+
+// Calls f(begin, end) over [0, n): on this thread up to `grain` elements, else across TBB's.
+template <class F>
+void parallel_for(int64_t n, int64_t grain, const F& f) {
+  if (n <= 0) return;
+  if (n <= grain) {
+    f(int64_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&f](const tbb::blocked_range<int64_t>& r) { f(r.begin(), r.end()); });
+}
+
+// ---- dtype dispatch -----------------------------------------------------------------------------
+
+enum class Dtypes { all, numeric, floating, integral_bool };  // numeric: all but bool
+
+template <Dtypes S, class T>
+constexpr bool in_set_v = S == Dtypes::all ||
+                          (S == Dtypes::numeric && !std::is_same_v<T, bool>) ||
+                          (S == Dtypes::floating && is_floating_v<T>) ||
+                          (S == Dtypes::integral_bool && !is_floating_v<T>);
+
+[[noreturn]] inline void throw_unsupported(int32_t dtype) {
+  throw std::invalid_argument(std::string("dtype ") + sdk::dtype_name(dtype) +
+                              " is not supported by this kernel on cpu");
+}
+
+// Calls f(TypeTag<T>{}) for the dtypes in S; throws for the others without instantiating f.
+template <Dtypes S, class F>
+void visit(int32_t dtype, F&& f) {
+  sdk::visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (in_set_v<S, T>) {
+      f(tag);
+    } else {
+      throw_unsupported(dtype);
+    }
+  });
+}
+
+// ---- 16-bit float conversion in bulk (convert.cpp) ----------------------------------------------
+
+// Contiguous float16 <-> float; uses F16C when the CPU has it.
+void half_to_float(const Half* src, float* dst, int64_t n);
+void float_to_half(const float* src, Half* dst, int64_t n);
+
+// dst[i] = compute_t<T>(element i of the run at src with byte step `step`).
+template <class T>
+inline void load_chunk(const char* src, int64_t step, int64_t n, compute_t<T>* dst) {
+  if (step == static_cast<int64_t>(sizeof(T))) {
+    const T* s = reinterpret_cast<const T*>(src);
+    if constexpr (std::is_same_v<T, Half>) {
+      half_to_float(s, dst, n);
+    } else {
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<compute_t<T>>(s[i]);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    dst[i] = static_cast<compute_t<T>>(*reinterpret_cast<const T*>(src + i * step));
+  }
+}
+
+// Element i of the run at dst (byte step `step`) = T(src[i]), rounded once.
+template <class T>
+inline void store_chunk(char* dst, int64_t step, int64_t n, const compute_t<T>* src) {
+  if (step == static_cast<int64_t>(sizeof(T))) {
+    T* d = reinterpret_cast<T*>(dst);
+    if constexpr (std::is_same_v<T, Half>) {
+      float_to_half(src, d, n);
+    } else {
+      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(src[i]);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(dst + i * step) = static_cast<T>(src[i]);
+}
+
+// A stack buffer that is not zeroed when constructed.
+template <class T, int64_t Size = kChunk>
+struct Buffer {
+  Buffer() {}  // NOLINT: user-provided so that value-initialisation leaves v alone
+  alignas(64) T v[Size];
+};
+
+// ---- elementwise map ----------------------------------------------------------------------------
+
+namespace detail {
+
+template <class Out, class... In, class F>
+inline void map_contiguous(const F& f, int64_t n, Out* out, const In*... in) {
+#pragma GCC ivdep
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(in[i]...));
+}
+
+template <class Out, class... In, class F, size_t... I>
+inline void map_strided(const F& f, char* const* p, const int64_t* step, int64_t n,
+                        std::index_sequence<I...>) {
+  for (int64_t i = 0; i < n; ++i) {
+    *reinterpret_cast<Out*>(p[0] + i * step[0]) =
+        static_cast<Out>(f(*reinterpret_cast<const In*>(p[I + 1] + i * step[I + 1])...));
+  }
+}
+
+template <class Out, class... In, class F, size_t... I>
+inline void map_chunked(const F& f, char* const* p, const int64_t* step, int64_t n,
+                        std::index_sequence<I...>) {
+  std::tuple<Buffer<compute_t<In>>...> in_buf;
+  Buffer<compute_t<Out>> out_buf;
+  for (int64_t off = 0; off < n; off += kChunk) {
+    int64_t m = std::min(kChunk, n - off);
+    (load_chunk<In>(p[I + 1] + off * step[I + 1], step[I + 1], m, std::get<I>(in_buf).v), ...);
+    compute_t<Out>* o = out_buf.v;
+    for (int64_t i = 0; i < m; ++i) o[i] = static_cast<compute_t<Out>>(f(std::get<I>(in_buf).v[i]...));
+    store_chunk<Out>(p[0] + off * step[0], step[0], m, o);
+  }
+}
+
+template <class Out, class... In, class F, size_t... I>
+inline void map_run(const F& f, char* const* p, const int64_t* step, int64_t n,
+                    std::index_sequence<I...> seq) {
+  if constexpr (is_16bit_float_v<Out> || (is_16bit_float_v<In> || ...)) {
+    map_chunked<Out, In...>(f, p, step, n, seq);
+  } else {
+    constexpr int64_t so = sizeof(Out);
+    if (step[0] == so && ((step[I + 1] == static_cast<int64_t>(sizeof(In))) && ...)) {
+      map_contiguous<Out, In...>(f, n, reinterpret_cast<Out*>(p[0]),
+                                 reinterpret_cast<const In*>(p[I + 1])...);
+      return;
+    }
+    if constexpr (sizeof...(In) == 2) {
+      using A = std::tuple_element_t<0, std::tuple<In...>>;
+      using B = std::tuple_element_t<1, std::tuple<In...>>;
+      Out* out = reinterpret_cast<Out*>(p[0]);
+      if (step[0] == so && step[1] == static_cast<int64_t>(sizeof(A)) && step[2] == 0) {
+        const B b = *reinterpret_cast<const B*>(p[2]);
+        auto g = [&f, b](A a) { return f(a, b); };
+        map_contiguous<Out, A>(g, n, out, reinterpret_cast<const A*>(p[1]));
+        return;
+      }
+      if (step[0] == so && step[1] == 0 && step[2] == static_cast<int64_t>(sizeof(B))) {
+        const A a = *reinterpret_cast<const A*>(p[1]);
+        auto g = [&f, a](B b) { return f(a, b); };
+        map_contiguous<Out, B>(g, n, out, reinterpret_cast<const B*>(p[2]));
+        return;
+      }
+    }
+    map_strided<Out, In...>(f, p, step, n, seq);
+  }
+}
+
+}  // namespace detail
+
+// out = f(in...) elementwise. Out and In are the operands' C++ types; f takes and returns their
+// compute types (float for the 16-bit floats). All operands have out's sizes (broadcast inputs
+// have stride 0). See Note [Elementwise loops on the CPU].
+template <class Out, class... In, class F>
+void map(const F& f, const kiln_tensor& out,
+         const std::array<const kiln_tensor*, sizeof...(In)>& in, int64_t grain = kGrain) {
+  constexpr int N = 1 + sizeof...(In);
+  auto run = [&]<size_t... I>(std::index_sequence<I...> seq) {
+    const kiln_tensor* ops[N] = {&out, in[I]...};
+    sdk::StridedLoop<N> loop(ops);
+    auto body = [&f, seq](char** p, const int64_t* step, int64_t n) {
+      detail::map_run<Out, In...>(f, p, step, n, seq);
+    };
+    int64_t total = loop.numel();
+    if (total <= grain) {
+      loop.run(0, total, body);
+      return;
+    }
+    parallel_for(total, grain, [&](int64_t b, int64_t e) { loop.run(b, e, body); });
+  };
+  run(std::index_sequence_for<In...>{});
+}
+
+// Copies src into dst element for element (same dtype and sizes, any strides); memcpy per run
+// where both are contiguous.
+void copy_same_dtype(const kiln_tensor& dst, const kiln_tensor& src);
+
+}  // namespace kiln::cpu

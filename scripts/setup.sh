@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kiln needs to build and test, and only those that are missing.
+# Safe to run again: when everything is there it installs nothing and needs no network.
+set -euo pipefail
+
+packages=(
+  cmake g++ make                # the build
+  libboost-dev libboost-test-dev  # Boost.DLL (plugin loader) and Boost.Test (tests)
+  libdnnl-dev ocl-icd-opencl-dev  # oneDNN for the CPU plugin (its CMake config needs OpenCL)
+  libtbb-dev                    # oneTBB for the CPU plugin
+  libarchive-dev                # tar shards for the dataset plugin
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  sudo=(sudo)
+fi
+"${sudo[@]}" apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y --no-install-recommends "${missing[@]}"

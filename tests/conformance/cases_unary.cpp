@@ -1,0 +1,147 @@
+// Unary elementwise operators: neg abs sign exp log log1p expm1 sqrt rsqrt sin cos tanh sigmoid
+// relu square bitwise_not logical_not.
+#include "conformance.h"
+
+#include <cmath>
+#include <limits>
+
+namespace conformance {
+namespace {
+
+using namespace kiln;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+uint64_t seed_of(const std::string& name) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+
+// A case of `op` on one [3, 5] input with values in [lo, hi].
+void unary(const std::string& name, const std::string& op, std::vector<ScalarType> dtypes,
+           double lo, double hi, Tensor (*fn)(const Tensor&), double (*f)(double),
+           OutDtypeFn out = same_dtype) {
+  uint64_t seed = seed_of(name);
+  add_case({.name = name,
+            .op = op,
+            .dtypes = std::move(dtypes),
+            .inputs = [=](ScalarType d) { return Args{sample({3, 5}, d, lo, hi, seed)}; },
+            .run = [fn](const Args& a) { return Outputs{fn(a.t(0))}; },
+            .reference = ref_unary(f),
+            .out_dtype = std::move(out)});
+}
+
+double sigmoid_ref(double x) { return 1 / (1 + std::exp(-x)); }
+double relu_ref(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0); }
+double sign_ref(double x) { return static_cast<double>((x > 0) - (x < 0)); }
+
+}  // namespace
+
+void register_unary_cases() {
+  unary("neg", "neg", kSigned, -5, 5, kiln::neg, [](double x) { return -x; });
+  unary("abs", "abs", kNumeric, -5, 5, kiln::abs, [](double x) { return std::abs(x); });
+  unary("sign", "sign", kAll, -5, 5, kiln::sign, sign_ref);
+  unary("exp", "exp", kAll, -3, 3, kiln::exp, [](double x) { return std::exp(x); }, float_dtype);
+  unary("log", "log", kAll, 0.1, 5, kiln::log, [](double x) { return std::log(x); }, float_dtype);
+  unary("log1p", "log1p", kAll, 0, 5, kiln::log1p, [](double x) { return std::log1p(x); },
+        float_dtype);
+  unary("expm1", "expm1", kAll, -3, 3, kiln::expm1, [](double x) { return std::expm1(x); },
+        float_dtype);
+  unary("sqrt", "sqrt", kAll, 0, 9, kiln::sqrt, [](double x) { return std::sqrt(x); },
+        float_dtype);
+  unary("rsqrt", "rsqrt", kAll, 0.1, 9, kiln::rsqrt, [](double x) { return 1 / std::sqrt(x); },
+        float_dtype);
+  unary("sin", "sin", kAll, -4, 4, kiln::sin, [](double x) { return std::sin(x); }, float_dtype);
+  unary("cos", "cos", kAll, -4, 4, kiln::cos, [](double x) { return std::cos(x); }, float_dtype);
+  unary("tanh", "tanh", kAll, -3, 3, kiln::tanh, [](double x) { return std::tanh(x); },
+        float_dtype);
+  unary("sigmoid", "sigmoid", kAll, -6, 6, kiln::sigmoid, sigmoid_ref, float_dtype);
+  unary("relu", "relu", kNumeric, -5, 5, kiln::relu, relu_ref);
+  unary("square", "mul", kNumeric, -5, 5, kiln::square, [](double x) { return x * x; });
+  // out of the domain: NaN, and infinities at the poles
+  unary("log_domain", "log", kFloating, -3, 3, kiln::log, [](double x) { return std::log(x); });
+  unary("sqrt_domain", "sqrt", kFloating, -3, 3, kiln::sqrt, [](double x) { return std::sqrt(x); });
+  unary("rsqrt_domain", "rsqrt", kFloating, -3, 3, kiln::rsqrt,
+        [](double x) { return 1 / std::sqrt(x); });
+  unary("log1p_domain", "log1p", kFloating, -3, 1, kiln::log1p,
+        [](double x) { return std::log1p(x); });
+  // enough elements for the kernels' vectorized and parallel paths
+  add_case({.name = "exp_large",
+            .op = "exp",
+            .dtypes = {kFloat, kHalf, kBFloat16, kDouble},
+            .inputs = [](ScalarType d) { return Args{sample({257, 301}, d, -4, 4, 5)}; },
+            .run = [](const Args& a) { return Outputs{kiln::exp(a.t(0))}; },
+            .reference = ref_unary([](double x) { return std::exp(x); })});
+  add_case({.name = "special_values",
+            .op = "exp",
+            .dtypes = kFloating,
+            .inputs =
+                [](ScalarType d) {
+                  double inf = std::numeric_limits<double>::infinity();
+                  return Args{values({6}, {-inf, inf, kNaN, -0.0, 0.0, 1.0}, d)};
+                },
+            .run =
+                [](const Args& a) {
+                  const Tensor& x = a.t(0);
+                  return Outputs{exp(x), tanh(x), sigmoid(x), abs(x), neg(x), relu(x)};
+                },
+            .reference =
+                [](const Args& a, ScalarType d) {
+                  Outputs out;
+                  for (auto f : {+[](double x) { return std::exp(x); },
+                                 +[](double x) { return std::tanh(x); }, +sigmoid_ref,
+                                 +[](double x) { return std::abs(x); },
+                                 +[](double x) { return -x; }, +relu_ref}) {
+                    out.push_back(ref_unary(f)(a, d)[0]);
+                  }
+                  return out;
+                }});
+  // ~x: two's complement for integers, logical not for bool
+  unary("bitwise_not", "bitwise_not", {kChar, kShort, kInt, kLong}, -100, 100, kiln::bitwise_not,
+        [](double x) { return -x - 1; });
+  unary("bitwise_not_uint8", "bitwise_not", {kByte}, 0, 255, kiln::bitwise_not,
+        [](double x) { return 255 - x; });
+  unary("bitwise_not_bool", "bitwise_not", {kBool}, 0, 1, kiln::bitwise_not,
+        [](double x) { return x == 0 ? 1.0 : 0.0; });
+  add_case({.name = "operator_tilde",
+            .op = "bitwise_not",
+            .dtypes = {kBool, kInt},
+            .inputs = [](ScalarType d) { return Args{sample({4, 3}, d, -9, 9, 8)}; },
+            .run = [](const Args& a) { return Outputs{~a.t(0)}; },
+            .reference =
+                [](const Args& a, ScalarType d) {
+                  if (d == kBool) return ref_unary([](double x) { return double(x == 0); })(a, d);
+                  return ref_unary([](double x) { return -x - 1; })(a, d);
+                }});
+  add_case({.name = "operator_neg",
+            .op = "neg",
+            .dtypes = kSigned,
+            .inputs = [](ScalarType d) { return Args{sample({4, 3}, d, -9, 9, 9)}; },
+            .run = [](const Args& a) { return Outputs{-a.t(0)}; },
+            .reference = ref_unary([](double x) { return -x; })});
+  unary("logical_not", "logical_not", kAll, -2, 2, kiln::logical_not,
+        [](double x) { return x == 0 ? 1.0 : 0.0; }, bool_dtype);
+
+  // PyTorch's outputs: special values (-0.0, inf, nan), uint8 wrap-around, int -> float32
+  add_golden("neg", "neg", [](const Args& a) { return Outputs{neg(a.t(0))}; });
+  add_golden("abs", "abs", [](const Args& a) { return Outputs{abs(a.t(0))}; });
+  add_golden("sign", "sign", [](const Args& a) { return Outputs{sign(a.t(0))}; });
+  add_golden("exp", "exp", [](const Args& a) { return Outputs{exp(a.t(0))}; });
+  add_golden("log", "log", [](const Args& a) { return Outputs{log(a.t(0))}; });
+  add_golden("log1p", "log1p", [](const Args& a) { return Outputs{log1p(a.t(0))}; });
+  add_golden("expm1", "expm1", [](const Args& a) { return Outputs{expm1(a.t(0))}; });
+  add_golden("sqrt", "sqrt", [](const Args& a) { return Outputs{sqrt(a.t(0))}; });
+  add_golden("rsqrt", "rsqrt", [](const Args& a) { return Outputs{rsqrt(a.t(0))}; });
+  add_golden("sin", "sin", [](const Args& a) { return Outputs{sin(a.t(0))}; });
+  add_golden("cos", "cos", [](const Args& a) { return Outputs{cos(a.t(0))}; });
+  add_golden("tanh", "tanh", [](const Args& a) { return Outputs{tanh(a.t(0))}; });
+  add_golden("sigmoid", "sigmoid", [](const Args& a) { return Outputs{sigmoid(a.t(0))}; });
+  add_golden("relu", "relu", [](const Args& a) { return Outputs{relu(a.t(0))}; });
+  add_golden("bitwise_not", "bitwise_not",
+             [](const Args& a) { return Outputs{bitwise_not(a.t(0))}; });
+  add_golden("logical_not", "logical_not",
+             [](const Args& a) { return Outputs{logical_not(a.t(0))}; });
+}
+
+}  // namespace conformance

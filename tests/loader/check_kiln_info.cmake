@@ -1,0 +1,79 @@
+# Runs kiln-info with every test plugin on KILN_PLUGIN_PATH, in text and in JSON, and checks what
+# it says about each file. All load into one process, in file-name order, so duplicate_device
+# (which registers "null") comes before null.so, and null.so is the one refused.
+#   cmake -DKILN_INFO=<kiln-info> -DPLUGIN_DIR=<build>/tests/plugins -P check_kiln_info.cmake
+cmake_minimum_required(VERSION 3.25)
+
+# file name -> state kiln-info must report
+set(expected
+  abi_major.so=refused abi_minor_newer.so=refused bad_calls.so=loaded bad_query.so=refused
+  duplicate_device.so=loaded duplicate_kernel.so=refused garbage.so=load\ failed good.so=loaded
+  init_fails.so=refused init_throws.so=refused missing_dep.so=load\ failed
+  not_a_plugin.so=load\ failed null.so=refused probe_says_no.so=not\ available)
+
+function(run_kiln_info out_var)
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -E env --unset=KILN_DEVICE KILN_PLUGIN_PATH=${PLUGIN_DIR}
+            ${KILN_INFO} ${ARGN}
+    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "kiln-info ${ARGN} exited with ${rc}\n${out}\n${err}")
+  endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+function(expect text regex)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "kiln-info's output does not match '${regex}':\n${text}")
+  endif()
+endfunction()
+
+# --- text -----------------------------------------------------------------------------------
+run_kiln_info(text)
+expect("${text}" "kiln core: plugin ABI [0-9]+\\.[0-9]+\n")
+expect("${text}" "plugin search path, in order:\n  ${PLUGIN_DIR}\n")
+foreach(entry IN LISTS expected)
+  string(REPLACE "=" ";" pair "${entry}")
+  list(GET pair 0 file)
+  list(GET pair 1 state)
+  string(REPLACE "." "\\." file_re "${file}")
+  # the plugin's own lines are indented by 4, the next "  file:" by 2
+  expect("${text}" "file: +[^\n]*/${file_re}\n(    [^\n]*\n)*    state: +${state}\n")
+endforeach()
+expect("${text}" "reason: +registration failed: init_fails: the device's firmware is missing")
+expect("${text}" "reason: +[^\n]*libkiln_test_absent\\.so: cannot open shared object file")
+expect("${text}" "reason: +[^\n]*'null' is already registered by [^\n]*duplicate_device\\.so")
+expect("${text}" "\n  testdev:0  testdev:0 \\(host memory, test device\\)\n")
+expect("${text}" "\n  neg +[^\n]*testdev")
+expect("${text}" "composite \\(all devices\\)")
+
+# --- JSON: parsed with CMake's own JSON reader --------------------------------------------------
+run_kiln_info(json --json)
+string(JSON n_plugins LENGTH "${json}" plugins)
+math(EXPR last "${n_plugins} - 1")
+set(n_test_plugins 0)
+foreach(i RANGE ${last})
+  string(JSON path GET "${json}" plugins ${i} file)
+  string(JSON state GET "${json}" plugins ${i} state)
+  get_filename_component(dir "${path}" DIRECTORY)
+  get_filename_component(file "${path}" NAME)
+  if(NOT dir STREQUAL PLUGIN_DIR)
+    continue()  # a real plugin, from the folder next to libkiln_core
+  endif()
+  math(EXPR n_test_plugins "${n_test_plugins} + 1")
+  if(NOT "${file}=${state}" IN_LIST expected)
+    message(FATAL_ERROR "kiln-info --json: ${file} is '${state}', expected one of: ${expected}")
+  endif()
+endforeach()
+list(LENGTH expected n_expected)
+if(NOT n_test_plugins EQUAL n_expected)
+  message(FATAL_ERROR "kiln-info --json lists ${n_test_plugins} test plugins, not ${n_expected}")
+endif()
+string(JSON abi_major GET "${json}" core_abi major)
+string(JSON n_ops LENGTH "${json}" operators)
+string(JSON first_op GET "${json}" operators 0 name)
+string(JSON n_devices LENGTH "${json}" devices)
+if(n_ops LESS 10 OR first_op STREQUAL "" OR n_devices LESS 3 OR NOT abi_major GREATER 0)
+  message(FATAL_ERROR "kiln-info --json: unexpected operators, devices or ABI:\n${json}")
+endif()
+message("kiln-info --json: ${n_plugins} plugins, ${n_devices} devices, ${n_ops} operators")
