@@ -59,7 +59,9 @@ Tensor inplace_kernel(const Op& op, const Tensor& self, Rest... rest) {
   }
   check_inplace(self, op.name());
   const Op& functional = static_cast<const Op&>(*op.functional());
-  Tensor out = functional(self, rest...);
+  // the functional formula may save self, which the copy below overwrites: give it a copy
+  Tensor original = self.requires_grad() ? self.clone() : self;
+  Tensor out = functional(original, rest...);
   {
     NoGradGuard no_grad;
     const_cast<Tensor&>(self).copy_(out);

@@ -83,16 +83,28 @@ void FunctionNode::release_variables() {
   saved_.clear();
 }
 
-std::shared_ptr<FunctionNode> record(const char* name, std::initializer_list<const Tensor*> inputs,
-                                     std::initializer_list<const Tensor*> outputs,
+std::shared_ptr<FunctionNode> record(const char* name, ArrayRef<const Tensor*> inputs,
+                                     ArrayRef<const Tensor*> outputs,
                                      FunctionNode::Formula formula) {
-  if (!any_requires_grad(inputs)) return nullptr;
+  if (!GradMode::is_enabled()) return nullptr;
+  bool any = false;
+  for (const Tensor* t : inputs) any = any || (t->defined() && t->requires_grad());
+  if (!any) return nullptr;
   auto node = std::make_shared<FunctionNode>(name, std::move(formula));
   for (const Tensor* t : inputs) {
     node->add_next_edge(t->defined() && t->requires_grad() ? gradient_edge(*t) : Edge{});
   }
   for (const Tensor* t : outputs) set_history(*t, node);
   return node;
+}
+
+void record_simple(const char* name, const Tensor& x, const Tensor& out,
+                   std::function<Tensor(const Tensor& g)> gradient, bool view) {
+  auto node = record(name, {&x}, {&out},
+                     [gradient = std::move(gradient)](FunctionNode&, const std::vector<Tensor>& g) {
+                       return std::vector<Tensor>{gradient(g[0])};
+                     });
+  if (node && view) meta(out).is_view = true;
 }
 
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {

@@ -63,9 +63,14 @@ class FunctionNode : public Node {
 // Records a FunctionNode for an operator call: inputs are the differentiable tensor arguments
 // (undefined ones allowed), outputs the results. Does nothing when no input requires grad or
 // grad mode is off; returns the node (null if nothing was recorded).
-std::shared_ptr<FunctionNode> record(const char* name, std::initializer_list<const Tensor*> inputs,
-                                     std::initializer_list<const Tensor*> outputs,
+std::shared_ptr<FunctionNode> record(const char* name, ArrayRef<const Tensor*> inputs,
+                                     ArrayRef<const Tensor*> outputs,
                                      FunctionNode::Formula formula);
+
+// Records a node for a one-input, one-output operator whose input gradient is gradient(g).
+// view: out is a view of x (in-place changes of it are refused while it requires grad).
+void record_simple(const char* name, const Tensor& x, const Tensor& out,
+                   std::function<Tensor(const Tensor& g)> gradient, bool view);
 
 // grad summed down to `sizes` (undoing broadcasting), as PyTorch's sum_to.
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes);

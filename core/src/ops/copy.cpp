@@ -1,6 +1,8 @@
 // copy_ and fill_ (primitives), and the conversions built on them: to, clone, contiguous.
 #include "elementwise.h"
 
+#include "../autograd/function.h"
+
 #include "../runtime.h"
 
 #include <cstring>
@@ -121,3 +123,42 @@ Tensor Tensor::to(const TensorOptions& options, bool copy) const {
 }
 
 }  // namespace kiln
+
+// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
+namespace kiln::detail {
+namespace {
+
+// copy_ overwrites self: its old value gets no gradient; src gets the gradient, converted back
+// to its dtype and device and summed over the broadcast dimensions.
+Tensor copy_autograd(const CopyOp& op, const Tensor& self, const Tensor& src) {
+  bool record = autograd::GradMode::is_enabled() && (self.requires_grad() || src.requires_grad());
+  if (record) autograd::detail::check_inplace(self, op.name());
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    op(self, src);
+  }
+  if (!record) return self;
+  DimVector src_sizes(src.sizes());
+  ScalarType src_dtype = src.dtype();
+  Device src_device = src.device();
+  autograd::detail::record(
+      "CopyBackwards", {&self, &src}, {&self},
+      [src_sizes, src_dtype, src_device](autograd::detail::FunctionNode& n,
+                                         const std::vector<Tensor>& g) {
+        std::vector<Tensor> out(2);
+        if (n.needs_input_grad(0)) out[0] = zeros_like(g[0]);
+        if (n.needs_input_grad(1)) {
+          out[1] = autograd::detail::sum_to(g[0], src_sizes).to(src_device, src_dtype);
+        }
+        return out;
+      });
+  return self;
+}
+
+const bool copy_backward_registered = [] {
+  copy_op.set_kernel(DispatchKey::Autograd, copy_autograd);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln::detail

@@ -2,6 +2,8 @@
 // still register a fused addmm kernel, which then runs instead of the composite).
 #include "elementwise.h"
 
+#include "../autograd/function.h"
+
 namespace kiln {
 namespace detail {
 namespace {
@@ -131,3 +133,42 @@ Tensor Tensor::mm(const Tensor& other) const { return kiln::mm(*this, other); }
 Tensor Tensor::bmm(const Tensor& other) const { return kiln::bmm(*this, other); }
 
 }  // namespace kiln
+
+// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
+namespace kiln::detail {
+namespace {
+
+using autograd::detail::FunctionNode;
+
+Tensor matmul_autograd(const MatOp& op, const Tensor& a, const Tensor& b) {
+  Tensor out;
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    out = op(a, b);
+  }
+  bool batched = a.dim() == 3;
+  auto node = autograd::detail::record(
+      batched ? "BmmBackward0" : "MmBackward0", {&a, &b}, {&out},
+      [batched](FunctionNode& n, const std::vector<Tensor>& g) {
+        Tensor x = n.saved(0), y = n.saved(1);
+        int64_t r = batched ? 1 : 0;
+        std::vector<Tensor> grads(2);
+        if (n.needs_input_grad(0)) grads[0] = matmul(g[0], y.transpose(r, r + 1));
+        if (n.needs_input_grad(1)) grads[1] = matmul(x.transpose(r, r + 1), g[0]);
+        return grads;
+      });
+  if (node) {
+    node->save(a);
+    node->save(b);
+  }
+  return out;
+}
+
+const bool linalg_backwards_registered = [] {
+  mm_op.set_kernel(DispatchKey::Autograd, matmul_autograd);
+  bmm_op.set_kernel(DispatchKey::Autograd, matmul_autograd);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln::detail

@@ -3,6 +3,8 @@
 // are written from them.
 #include "elementwise.h"
 
+#include "../autograd/function.h"
+
 #include <cmath>
 #include <limits>
 
@@ -155,8 +157,7 @@ Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<Scala
   ScalarType t = dtype.value_or(x.dtype());
   KILN_CHECK_TYPE(is_floating_point(t), "mean(): could not infer output dtype. Input dtype must ",
                   "be either a floating point or complex dtype. Got: ", dtype_name(t));
-  Tensor s = sum(x, dims, keepdim, t);
-  return s.div_(static_cast<double>(reduced_count(x, dims)));
+  return sum(x, dims, keepdim, t) / static_cast<double>(reduced_count(x, dims));
 }
 Tensor mean(const Tensor& x, std::optional<ScalarType> dtype) { return mean(x, {}, false, dtype); }
 
@@ -213,7 +214,7 @@ Tensor var(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdim) 
   Tensor centred = x - mean(x, dims, /*keepdim=*/true);
   int64_t n = reduced_count(x, dims);
   Tensor squares = sum(centred * centred, dims, keepdim);
-  return squares.div_(static_cast<double>(std::max<int64_t>(n - correction, 0)));
+  return squares / static_cast<double>(std::max<int64_t>(n - correction, 0));
 }
 
 Tensor std(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdim) {
@@ -232,3 +233,108 @@ Tensor norm(const Tensor& x, const Scalar& p, IntArrayRef dims, bool keepdim) {
 }
 
 }  // namespace kiln
+
+// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
+namespace kiln::detail {
+namespace {
+
+using autograd::detail::FunctionNode;
+
+template <class Op, class... Args>
+auto below(const Op& op, Args... args) {
+  ExcludeDispatchKeyGuard guard(DispatchKey::Autograd);
+  return op(args...);
+}
+
+// g of a reduction's output, brought back to the input's sizes.
+Tensor expand_reduced(const Tensor& g, IntArrayRef sizes, IntArrayRef dims, bool keepdim) {
+  Tensor r = g;
+  if (!keepdim && !sizes.empty()) {
+    for (int64_t d : dims) r = r.unsqueeze(d);
+  }
+  return r.expand(sizes);
+}
+
+// The normalized dims of a reduction of x (empty for a 0-dim x).
+DimVector reduced_dims(const char* op, const Tensor& x, IntArrayRef dims) {
+  return x.dim() == 0 ? DimVector() : normalize_dims(op, dims, x.dim());
+}
+
+Tensor sum_autograd(const SumOp& op, const Tensor& x, IntArrayRef dims, bool keepdim,
+                    std::optional<ScalarType> dtype) {
+  Tensor out = below(op, x, dims, keepdim, dtype);
+  DimVector sizes(x.sizes()), d = reduced_dims(op.name(), x, dims);
+  bool is_prod = op.name()[0] == 'p';
+  auto node = autograd::detail::record(
+      is_prod ? "ProdBackward1" : "SumBackward1", {&x}, {&out},
+      [sizes, d, keepdim, is_prod](FunctionNode& n, const std::vector<Tensor>& g) {
+        Tensor grad = expand_reduced(g[0], sizes, d, keepdim);
+        if (is_prod) {
+          // d(prod)/dx_i = prod / x_i (inputs with zeros are not special-cased)
+          grad = grad * expand_reduced(n.saved(1), sizes, d, keepdim) / n.saved(0);
+        }
+        return std::vector<Tensor>{grad};
+      });
+  if (node && is_prod) {
+    node->save(x);
+    node->save(out, /*is_output=*/true);
+  }
+  return out;
+}
+
+// amax/amin: the gradient is shared evenly among the elements equal to the extreme.
+Tensor extreme_autograd(const ReduceOp& op, const Tensor& x, IntArrayRef dims, bool keepdim) {
+  Tensor out = below(op, x, dims, keepdim);
+  DimVector sizes(x.sizes()), d = reduced_dims(op.name(), x, dims);
+  auto node = autograd::detail::record(
+      op.name()[1] == 'm' && op.name()[2] == 'a' ? "AmaxBackward0" : "AminBackward0", {&x},
+      {&out}, [sizes, d, keepdim](FunctionNode& n, const std::vector<Tensor>& g) {
+        Tensor x = n.saved(0);
+        Tensor mask = eq(x, expand_reduced(n.saved(1), sizes, d, keepdim)).to(g[0].dtype());
+        Tensor count = d.empty() ? ones_like(mask) : sum(mask, d, /*keepdim=*/true);
+        return std::vector<Tensor>{expand_reduced(g[0], sizes, d, keepdim) * mask / count};
+      });
+  if (node) {
+    node->save(x);
+    node->save(out, /*is_output=*/true);
+  }
+  return out;
+}
+
+// max/min along dim: the gradient goes to the index that was picked.
+std::tuple<Tensor, Tensor> arg_reduce_autograd(const ArgReduceOp& op, const Tensor& x,
+                                               int64_t dim, bool keepdim) {
+  auto [values, indices] = below(op, x, dim, keepdim);
+  if (x.dim() == 0) {
+    autograd::detail::record_simple("MaxBackward0", x, values,
+                                    [](const Tensor& g) { return g; }, false);
+    return {values, indices};
+  }
+  int64_t d = wrap_dim(dim, x.dim(), op.name());
+  DimVector sizes(x.sizes());
+  Tensor idx = keepdim ? indices : indices.unsqueeze(d);
+  autograd::detail::record_simple(
+      op.name()[1] == 'a' ? "MaxBackward0" : "MinBackward0", x, values,
+      [sizes, d, keepdim, idx](const Tensor& g) {
+        DimVector shape(sizes.size(), 1);
+        shape[d] = sizes[d];
+        Tensor positions = arange(sizes[d], TensorOptions().dtype(kLong).device(g.device()));
+        Tensor picked = eq(positions.view(shape), idx).to(g.dtype());
+        return expand_reduced(g, sizes, {d}, keepdim) * picked;
+      },
+      false);
+  return {values, indices};
+}
+
+const bool reduce_backwards_registered = [] {
+  sum_op.set_kernel(DispatchKey::Autograd, sum_autograd);
+  prod_op.set_kernel(DispatchKey::Autograd, sum_autograd);
+  amax_op.set_kernel(DispatchKey::Autograd, extreme_autograd);
+  amin_op.set_kernel(DispatchKey::Autograd, extreme_autograd);
+  max_dim_op.set_kernel(DispatchKey::Autograd, arg_reduce_autograd);
+  min_dim_op.set_kernel(DispatchKey::Autograd, arg_reduce_autograd);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln::detail

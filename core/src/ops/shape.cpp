@@ -2,6 +2,8 @@
 // and index_select (primitives), one_hot, tril and triu (composites).
 #include "elementwise.h"
 
+#include "../autograd/function.h"
+
 namespace kiln {
 namespace detail {
 namespace {
@@ -66,7 +68,51 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   return detail::index_select_op(x, dim, index);
 }
 
+namespace {
+Tensor cat_impl(TensorList tensors, int64_t dim);
+}
+
+// cat is built from copy_ into parts of its output; its gradient is recorded here as one node
+// (each input gets its slice of the gradient).
 Tensor cat(TensorList tensors, int64_t dim) {
+  std::vector<const Tensor*> inputs;
+  bool record = false;
+  for (const Tensor& t : tensors) {
+    inputs.push_back(&t);
+    record = record || t.requires_grad();
+  }
+  if (!record || !autograd::GradMode::is_enabled()) return cat_impl(tensors, dim);
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = cat_impl(tensors, dim);
+  }
+  int64_t d = detail::wrap_dim(dim, out.dim(), "cat");
+  std::vector<std::pair<int64_t, int64_t>> parts;  // (offset, length); length -1 for skipped
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    bool skipped = t.dim() == 1 && t.numel() == 0 && out.dim() != 1;
+    int64_t length = skipped ? -1 : t.sizes()[d];
+    parts.emplace_back(offset, length);
+    if (!skipped) offset += length;
+  }
+  autograd::detail::record("CatBackward0", inputs, {&out},
+                           [parts, d](autograd::detail::FunctionNode& n,
+                                      const std::vector<Tensor>& g) {
+                             std::vector<Tensor> grads(parts.size());
+                             for (size_t i = 0; i < parts.size(); ++i) {
+                               if (!n.needs_input_grad(i)) continue;
+                               auto [start, length] = parts[i];
+                               grads[i] = length < 0 ? zeros({0}, g[0].options())
+                                                     : g[0].narrow(d, start, length);
+                             }
+                             return grads;
+                           });
+  return out;
+}
+
+namespace {
+Tensor cat_impl(TensorList tensors, int64_t dim) {
   KILN_CHECK_VALUE(!tensors.empty(), "cat(): expected a non-empty list of Tensors");
   // 1-D empty tensors are skipped, as in PyTorch (legacy behaviour)
   const Tensor* ref = nullptr;
@@ -107,6 +153,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
   }
   return out;
 }
+}  // namespace
 
 Tensor stack(TensorList tensors, int64_t dim) {
   KILN_CHECK_VALUE(!tensors.empty(), "stack expects a non-empty TensorList");

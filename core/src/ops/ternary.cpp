@@ -1,6 +1,8 @@
 // where, clamp and masked_fill.
 #include "elementwise.h"
 
+#include "../autograd/families.h"
+
 namespace kiln {
 namespace detail {
 namespace {
@@ -124,3 +126,63 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
 }
 
 }  // namespace kiln
+
+// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
+namespace kiln::detail {
+namespace {
+
+using autograd::detail::FunctionNode;
+using autograd::detail::sum_to;
+
+Tensor where_autograd(const WhereOp& op, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Tensor out;
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    out = op(cond, a, b);
+  }
+  DimVector as(a.sizes()), bs(b.sizes());
+  auto node = autograd::detail::record(
+      "WhereBackward0", {&a, &b}, {&out},
+      [as, bs](FunctionNode& n, const std::vector<Tensor>& g) {
+        Tensor c = n.saved(0);
+        Tensor zero = zeros_like(g[0]);
+        std::vector<Tensor> grads(2);
+        if (n.needs_input_grad(0)) grads[0] = sum_to(where(c, g[0], zero), as);
+        if (n.needs_input_grad(1)) grads[1] = sum_to(where(c, zero, g[0]), bs);
+        return grads;
+      });
+  if (node) node->save(cond);
+  return out;
+}
+
+Tensor clamp_autograd(const ClampOp& op, const Tensor& x, const std::optional<Scalar>& min,
+                      const std::optional<Scalar>& max) {
+  Tensor out;
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    out = op(x, min, max);
+  }
+  auto node = autograd::detail::record(
+      "ClampBackward1", {&x}, {&out}, [min, max](FunctionNode& n, const std::vector<Tensor>& g) {
+        Tensor self = n.saved(0);
+        Tensor inside = ones_like(self, TensorOptions().dtype(kBool));
+        if (min) inside = logical_and(inside, ge(self, *min));
+        if (max) inside = logical_and(inside, le(self, *max));
+        return std::vector<Tensor>{g[0] * inside};
+      });
+  if (node) node->save(x);
+  return out;
+}
+
+const bool ternary_backwards_registered = [] {
+  where_op.set_kernel(DispatchKey::Autograd, where_autograd);
+  clamp_op.set_kernel(DispatchKey::Autograd, clamp_autograd);
+  clamp__op.set_kernel(
+      DispatchKey::Autograd,
+      autograd::detail::inplace_kernel<ClampOp, const std::optional<Scalar>&,
+                                       const std::optional<Scalar>&>);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln::detail

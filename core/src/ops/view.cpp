@@ -2,6 +2,8 @@
 // device; each is an operator so that autograd can record it.
 #include "elementwise.h"
 
+#include "../autograd/function.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -343,3 +345,146 @@ Tensor narrow(const Tensor& x, int64_t d, int64_t s, int64_t l) { return x.narro
 Tensor select(const Tensor& x, int64_t d, int64_t i) { return x.select(d, i); }
 
 }  // namespace kiln
+
+// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
+namespace kiln::detail {
+namespace {
+
+using autograd::detail::record_simple;
+using autograd::detail::sum_to;
+
+// Runs a view operator below the Autograd layer.
+template <class Op, class... Args>
+Tensor below(const Op& op, Args... args) {
+  ExcludeDispatchKeyGuard guard(DispatchKey::Autograd);
+  return op(args...);
+}
+
+Tensor reshape_autograd(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
+  Tensor out = below(op, x, sizes);
+  DimVector in_sizes(x.sizes());
+  bool view = out.is_same_storage(x);
+  record_simple(op.name() == std::string("view") ? "ViewBackward0" : "ReshapeAliasBackward0", x,
+                out, [in_sizes](const Tensor& g) { return g.reshape(in_sizes); }, view);
+  return out;
+}
+
+Tensor expand_autograd(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
+  Tensor out = below(op, x, sizes);
+  DimVector in_sizes(x.sizes());
+  record_simple("ExpandBackward0", x, out,
+                [in_sizes](const Tensor& g) { return autograd::detail::sum_to(g, in_sizes); }, true);
+  return out;
+}
+
+Tensor permute_autograd(const ViewOp& op, const Tensor& x, IntArrayRef dims) {
+  Tensor out = below(op, x, dims);
+  DimVector inverse(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) inverse[wrap_dim(dims[i], x.dim(), "permute")] = i;
+  record_simple("PermuteBackward0", x, out,
+                [inverse](const Tensor& g) { return g.permute(inverse); }, true);
+  return out;
+}
+
+Tensor transpose_autograd(const DimsOp& op, const Tensor& x, int64_t d0, int64_t d1) {
+  Tensor out = below(op, x, d0, d1);
+  record_simple("TransposeBackward0", x, out,
+                [d0, d1](const Tensor& g) { return g.transpose(d0, d1); }, true);
+  return out;
+}
+
+// The gradient of a view that picks part of x: zeros of x's sizes with g written into the part.
+// Recorded itself (its gradient is the same part of the incoming gradient) for create_graph.
+using Part = std::function<Tensor(const Tensor&)>;
+Tensor place_into_zeros(const Tensor& g, IntArrayRef sizes, const Part& part) {
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = zeros(sizes, g.options());
+    part(out).copy_(g);
+  }
+  record_simple("PlaceBackward0", g, out, part, false);
+  return out;
+}
+
+Tensor select_autograd(const DimsOp& op, const Tensor& x, int64_t dim, int64_t index) {
+  Tensor out = below(op, x, dim, index);
+  DimVector sizes(x.sizes());
+  record_simple("SelectBackward0", x, out, [sizes, dim, index](const Tensor& g) {
+    return place_into_zeros(g, sizes, [=](const Tensor& t) { return t.select(dim, index); });
+  }, true);
+  return out;
+}
+
+Tensor narrow_autograd(const NarrowOp& op, const Tensor& x, int64_t dim, int64_t start,
+                       int64_t length) {
+  Tensor out = below(op, x, dim, start, length);
+  DimVector sizes(x.sizes());
+  record_simple("NarrowBackward0", x, out, [sizes, dim, start, length](const Tensor& g) {
+    return place_into_zeros(g, sizes,
+                            [=](const Tensor& t) { return t.narrow(dim, start, length); });
+  }, true);
+  return out;
+}
+
+Tensor slice_autograd(const SliceOp& op, const Tensor& x, int64_t dim, std::optional<int64_t> start,
+                      std::optional<int64_t> end, int64_t step) {
+  Tensor out = below(op, x, dim, start, end, step);
+  DimVector sizes(x.sizes());
+  record_simple("SliceBackward0", x, out, [sizes, dim, start, end, step](const Tensor& g) {
+    return place_into_zeros(g, sizes,
+                            [=](const Tensor& t) { return t.slice(dim, start, end, step); });
+  }, true);
+  return out;
+}
+
+Tensor unsqueeze_autograd(const DimOp& op, const Tensor& x, int64_t dim) {
+  Tensor out = below(op, x, dim);
+  DimVector sizes(x.sizes());
+  record_simple("UnsqueezeBackward0", x, out,
+                [sizes](const Tensor& g) { return g.reshape(sizes); }, true);
+  return out;
+}
+
+Tensor squeeze_dim_autograd(const DimOp& op, const Tensor& x, int64_t dim) {
+  Tensor out = below(op, x, dim);
+  DimVector sizes(x.sizes());
+  record_simple("SqueezeBackward1", x, out, [sizes](const Tensor& g) { return g.reshape(sizes); },
+                true);
+  return out;
+}
+
+Tensor squeeze_autograd(const UnaryViewOp& op, const Tensor& x) {
+  Tensor out = below(op, x);
+  DimVector sizes(x.sizes());
+  record_simple("SqueezeBackward0", x, out, [sizes](const Tensor& g) { return g.reshape(sizes); },
+                true);
+  return out;
+}
+
+Tensor as_strided_autograd(const StridedOp& op, const Tensor& x, IntArrayRef sizes,
+                           IntArrayRef strides, int64_t offset) {
+  KILN_CHECK(!(autograd::GradMode::is_enabled() && x.requires_grad()), op.name(),
+             ": the gradient of as_strided is not implemented; use view operators that are ",
+             "differentiable (view, narrow, select, expand, ...) on tensors that require grad");
+  return below(op, x, sizes, strides, offset);
+}
+
+const bool view_backwards_registered = [] {
+  view_op.set_kernel(DispatchKey::Autograd, reshape_autograd);
+  reshape_op.set_kernel(DispatchKey::Autograd, reshape_autograd);
+  expand_op.set_kernel(DispatchKey::Autograd, expand_autograd);
+  permute_op.set_kernel(DispatchKey::Autograd, permute_autograd);
+  transpose_op.set_kernel(DispatchKey::Autograd, transpose_autograd);
+  select_op.set_kernel(DispatchKey::Autograd, select_autograd);
+  narrow_op.set_kernel(DispatchKey::Autograd, narrow_autograd);
+  slice_op.set_kernel(DispatchKey::Autograd, slice_autograd);
+  unsqueeze_op.set_kernel(DispatchKey::Autograd, unsqueeze_autograd);
+  squeeze_dim_op.set_kernel(DispatchKey::Autograd, squeeze_dim_autograd);
+  squeeze_op.set_kernel(DispatchKey::Autograd, squeeze_autograd);
+  as_strided_op.set_kernel(DispatchKey::Autograd, as_strided_autograd);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln::detail
