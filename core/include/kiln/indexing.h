@@ -15,12 +15,26 @@ struct EllipsisIndexType {};
 inline constexpr NoneIndexType None{};
 inline constexpr EllipsisIndexType Ellipsis{};
 
+// A slice bound: an integer, or None / std::nullopt for "the edge of the dimension".
+class SliceBound {
+ public:
+  SliceBound(int64_t v) : v_(v) {}  // NOLINT
+  SliceBound(int v) : v_(v) {}  // NOLINT
+  SliceBound(std::nullopt_t) {}  // NOLINT
+  SliceBound(NoneIndexType) {}  // NOLINT
+  SliceBound(std::optional<int64_t> v) : v_(v) {}  // NOLINT
+  std::optional<int64_t> value() const { return v_; }
+
+ private:
+  std::optional<int64_t> v_;
+};
+
 // Python's start:stop:step; an absent bound means the edge of the dimension.
 class Slice {
  public:
-  Slice(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt,
-        std::optional<int64_t> step = std::nullopt)
-      : start_(start), stop_(stop), step_(step.value_or(1)) {}
+  Slice(SliceBound start = std::nullopt, SliceBound stop = std::nullopt,
+        SliceBound step = std::nullopt)
+      : start_(start.value()), stop_(stop.value()), step_(step.value().value_or(1)) {}
   std::optional<int64_t> start() const { return start_; }
   std::optional<int64_t> stop() const { return stop_; }
   int64_t step() const { return step_; }

@@ -48,6 +48,15 @@ bool arg_requires_grad(const T&) {
   return false;
 }
 
+// `arg`, or `replacement` when arg is the tensor `self` itself (x.mul_(x)).
+inline const Tensor& same_or(const Tensor& arg, const Tensor& self, const Tensor& replacement) {
+  return arg.defined() && arg.is_same(self) ? replacement : arg;
+}
+template <class T>
+const T& same_or(const T& arg, const Tensor&, const Tensor&) {
+  return arg;
+}
+
 // Autograd of an in-place variant (see the Note above): op(self, rest...) modifies self.
 template <class Op, class... Rest>
 Tensor inplace_kernel(const Op& op, const Tensor& self, Rest... rest) {
@@ -61,7 +70,7 @@ Tensor inplace_kernel(const Op& op, const Tensor& self, Rest... rest) {
   const Op& functional = static_cast<const Op&>(*op.functional());
   // the functional formula may save self, which the copy below overwrites: give it a copy
   Tensor original = self.requires_grad() ? self.clone() : self;
-  Tensor out = functional(original, rest...);
+  Tensor out = functional(original, same_or(rest, self, original)...);
   {
     NoGradGuard no_grad;
     const_cast<Tensor&>(self).copy_(out);
