@@ -29,8 +29,11 @@ const char* dispatch_key_name(DispatchKey k) {
 }
 
 namespace detail {
+// Note [Dispatch state TLS]: initial-exec TLS avoids a __tls_get_addr call on every operator;
+// libkiln_core is a dependency of the programs that use it, loaded at start-up, so its TLS is
+// in the static block.
 LocalDispatchState& local_dispatch_state() {
-  static thread_local LocalDispatchState state;
+  static thread_local LocalDispatchState state __attribute__((tls_model("initial-exec")));
   return state;
 }
 }  // namespace detail

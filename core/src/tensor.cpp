@@ -134,9 +134,8 @@ bool TensorImpl::is_contiguous() const {
   return true;
 }
 
-TensorImpl& Tensor::impl() const {
-  KILN_CHECK(impl_ != nullptr, "undefined tensor: this Tensor has no value (default-constructed)");
-  return *impl_;
+void detail::throw_undefined_tensor() {
+  throw Error("undefined tensor: this Tensor has no value (default-constructed)");
 }
 
 int64_t Tensor::size(int64_t dim) const {

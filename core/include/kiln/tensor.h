@@ -300,11 +300,15 @@ class KILN_API Tensor {
   Tensor& tanh_();
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  // Fills with values drawn uniformly from [from, to) / normally with mean and std, from the
+  // default generator; not recorded by autograd (as torch.nn.init's fills under no_grad).
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
 
   // "tensor([[1., 2.],\n        [3., 4.]])", exactly as PyTorch prints it.
   std::string str() const;
 
-  TensorImpl& impl() const;
+  TensorImpl& impl() const;  // throws for an undefined tensor
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
  private:
@@ -361,9 +365,15 @@ KILN_API Tensor& operator/=(Tensor&& a, const Tensor& b);
 
 // --- template definitions --------------------------------------------------------------------
 namespace detail {
+[[noreturn]] KILN_API void throw_undefined_tensor();
 [[noreturn]] KILN_API void throw_data_ptr_mismatch(const Tensor& t, ScalarType requested);
 KILN_API Scalar item_scalar(const Tensor& t);
 }  // namespace detail
+
+inline TensorImpl& Tensor::impl() const {
+  if (impl_ == nullptr) [[unlikely]] detail::throw_undefined_tensor();
+  return *impl_;
+}
 
 template <class T>
 T* Tensor::data_ptr() const {

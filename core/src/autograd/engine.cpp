@@ -195,7 +195,7 @@ void collect_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>
   }
 }
 
-thread_local bool t_inference_mode = false;
+thread_local bool t_inference_mode __attribute__((tls_model("initial-exec"))) = false;
 
 }  // namespace
 
