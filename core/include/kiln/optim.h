@@ -1,0 +1,7 @@
+// Optimizers and learning-rate schedulers (kiln::optim), as libtorch's torch/optim.h.
+#pragma once
+
+#include <kiln/optim/adam.h>
+#include <kiln/optim/lr_scheduler.h>
+#include <kiln/optim/optimizer.h>
+#include <kiln/optim/sgd.h>
