@@ -177,6 +177,21 @@ void register_binary_cases() {
                   return Outputs{ref_binary(max_ref)(a, d)[0], ref_binary(min_ref)(a, d)[0]};
                 }});
 
+  // enough elements for the kernels' vectorized and parallel paths, broadcast along rows
+  add_case({.name = "binary_large",
+            .op = "mul",
+            .dtypes = {kFloat, kDouble, kHalf, kInt, kByte},
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({301, 257}, d, 0, 9, 7), sample({257}, d, 0, 9, 8)};
+                },
+            .run = [](const Args& a) { return Outputs{a.t(0) * a.t(1), a.t(0) + a.t(1)}; },
+            .reference =
+                [](const Args& a, ScalarType d) {
+                  return Outputs{ref_binary([](double x, double y) { return x * y; })(a, d)[0],
+                                 ref_binary([](double x, double y) { return x + y; })(a, d)[0]};
+                }});
+
   // operands with stride 0, expanded on the device (the layouts copy their inputs, so the
   // expansion comes after them)
   add_case({.name = "binary_expanded",

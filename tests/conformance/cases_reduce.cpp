@@ -267,6 +267,47 @@ void register_reduce_cases() {
             .out_dtype = [](ScalarType d, size_t i) { return i == 1 ? d : sum_dtype(d, 0); },
             .on_device = [](const Args& a) { return Args{a.t(0).expand({3, 5, 4})}; }});
 
+  add_case({.name = "max_dim_large",
+            .op = "max_dim",
+            .dtypes = {kFloat, kDouble, kHalf, kInt, kByte},
+            .inputs = [](ScalarType d) { return Args{sample_grid({263, 301}, d, 0, 50, 1, 52)}; },
+            .run =
+                [](const Args& a) {
+                  auto [v0, i0] = max(a.t(0), 0);
+                  auto [v1, i1] = min(a.t(0), 1);
+                  return Outputs{v0, i0, v1, i1};
+                },
+            .reference =
+                [](const Args& a, ScalarType d) {
+                  auto first_max = [](const Group& g) { return g_arg(g, true); };
+                  auto first_min = [](const Group& g) { return g_arg(g, false); };
+                  return Outputs{ref_reduce({0}, false, g_max)(a, d)[0],
+                                 ref_reduce({0}, false, first_max)(a, d)[0],
+                                 ref_reduce({1}, false, g_min)(a, d)[0],
+                                 ref_reduce({1}, false, first_min)(a, d)[0]};
+                },
+            .out_dtype = [](ScalarType d, size_t i) { return i % 2 ? kLong : d; }});
+  // empty tensors: sums are 0, products 1, any false, all true
+  add_case({.name = "reduce_empty",
+            .op = "sum",
+            .dtypes = kNumeric,
+            .inputs = [](ScalarType d) { return Args{zeros({3, 0}, TensorOptions().dtype(d))}; },
+            .run =
+                [](const Args& a) {
+                  const Tensor& x = a.t(0);
+                  return Outputs{sum(x, {1}), prod(x, 1), x.any(1), x.all(1), sum(x), amax(x, {0})};
+                },
+            .reference =
+                [](const Args&, ScalarType) {
+                  TensorOptions f64 = TensorOptions().dtype(kDouble);
+                  return Outputs{zeros({3}, f64), ones({3}, f64), zeros({3}, f64), ones({3}, f64),
+                                 zeros({}, f64), zeros({0}, f64)};
+                },
+            .out_dtype =
+                [](ScalarType d, size_t i) {
+                  return i == 2 || i == 3 ? kBool : (i == 5 ? d : sum_dtype(d, 0));
+                }});
+
   arg_reduction("max_dim", true);
   arg_reduction("min_dim", false);
   for (bool largest : {true, false}) {

@@ -174,6 +174,77 @@ void register_shape_cases() {
                   }
                   return Outputs{values({4, 4}, s0, kDouble), values({3, 3}, s1, kDouble)};
                 }});
+  // accumulating writes: repeated indices add up
+  add_case({.name = "index_add",
+            .op = "index_add",
+            .dtypes = kNumeric,
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({4, 3}, d, -5, 5, 10), index_tensor({5}, {2, 0, 2, 3, 2}),
+                              sample({5, 3}, d, -5, 5, 11), index_tensor({2}, {1, 1}),
+                              sample({4, 2}, d, -5, 5, 12)};
+                },
+            .run =
+                [](const Args& a) {
+                  return Outputs{index_add(a.t(0), 0, a.t(1), a.t(2)),
+                                 index_add(a.t(0), -1, a.t(3), a.t(4))};
+                },
+            .reference =
+                [](const Args& a, ScalarType) {
+                  std::vector<double> x = host_values(a.t(0)), i0 = host_values(a.t(1)),
+                                      s0 = host_values(a.t(2)), i1 = host_values(a.t(3)),
+                                      s1 = host_values(a.t(4));
+                  std::vector<double> r0 = x, r1 = x;
+                  for (int i = 0; i < 5; ++i) {
+                    for (int c = 0; c < 3; ++c) {
+                      r0[static_cast<int>(i0[i]) * 3 + c] += s0[i * 3 + c];
+                    }
+                  }
+                  for (int r = 0; r < 4; ++r) {
+                    for (int i = 0; i < 2; ++i) {
+                      r1[r * 3 + static_cast<int>(i1[i])] += s1[r * 2 + i];
+                    }
+                  }
+                  return Outputs{values({4, 3}, r0, kDouble), values({4, 3}, r1, kDouble)};
+                },
+            // each repeated index rounds its partial sum in 16-bit dtypes
+            .tolerance_scale = 8});
+  add_case({.name = "scatter_add",
+            .op = "scatter_add",
+            .dtypes = kNumeric,
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({3, 4}, d, -5, 5, 13),
+                              index_tensor({2, 4}, {2, 0, 2, 1, 2, 0, 0, 1}),
+                              sample({2, 4}, d, -5, 5, 14),
+                              index_tensor({3, 2}, {3, 3, 0, 1, 2, 0}),
+                              sample({3, 3}, d, -5, 5, 15)};
+                },
+            .run =
+                [](const Args& a) {
+                  return Outputs{scatter_add(a.t(0), 0, a.t(1), a.t(2)),
+                                 scatter_add(a.t(0), 1, a.t(3), a.t(4))};
+                },
+            .reference =
+                [](const Args& a, ScalarType) {
+                  std::vector<double> x = host_values(a.t(0)), i0 = host_values(a.t(1)),
+                                      s0 = host_values(a.t(2)), i1 = host_values(a.t(3)),
+                                      s1 = host_values(a.t(4));
+                  std::vector<double> r0 = x, r1 = x;
+                  for (int i = 0; i < 2; ++i) {
+                    for (int j = 0; j < 4; ++j) {
+                      r0[static_cast<int>(i0[i * 4 + j]) * 4 + j] += s0[i * 4 + j];
+                    }
+                  }
+                  for (int i = 0; i < 3; ++i) {
+                    // src is [3, 3]; only its [3, 2] corner (index's sizes) is added
+                    for (int j = 0; j < 2; ++j) {
+                      r1[i * 4 + static_cast<int>(i1[i * 2 + j])] += s1[i * 3 + j];
+                    }
+                  }
+                  return Outputs{values({3, 4}, r0, kDouble), values({3, 4}, r1, kDouble)};
+                },
+            .tolerance_scale = 8});
   add_case({.name = "one_hot",
             .op = "one_hot",
             .dtypes = {kLong},
@@ -236,6 +307,10 @@ void register_shape_cases() {
   add_golden("index_select", "index_select",
              [](const Args& a) { return Outputs{index_select(a.t(0), a.i(0), a.t(1))}; });
   add_golden("repeat", "repeat", [](const Args& a) { return Outputs{a.t(0).repeat(a.ints)}; });
+  add_golden("index_add", "index_add",
+             [](const Args& a) { return Outputs{index_add(a.t(0), a.i(0), a.t(1), a.t(2))}; });
+  add_golden("scatter_add", "scatter_add",
+             [](const Args& a) { return Outputs{scatter_add(a.t(0), a.i(0), a.t(1), a.t(2))}; });
   add_golden("cat", "cat", [](const Args& a) { return Outputs{cat(a.tensors, a.i(0))}; });
   add_golden("stack", "stack", [](const Args& a) { return Outputs{stack(a.tensors, a.i(0))}; });
 }

@@ -97,6 +97,25 @@ void register_unary_cases() {
                   }
                   return out;
                 }});
+  add_case({.name = "unary_0dim_and_empty",
+            .op = "exp",
+            .dtypes = kFloating,
+            .inputs =
+                [](ScalarType d) {
+                  return Args{values({}, {0.5}, d), zeros({2, 0}, TensorOptions().dtype(d))};
+                },
+            .run =
+                [](const Args& a) {
+                  return Outputs{exp(a.t(0)), neg(a.t(0)), exp(a.t(1)), a.t(1) + a.t(1)};
+                },
+            .reference =
+                [](const Args& a, ScalarType d) {
+                  Args empty{a.t(1)};
+                  return Outputs{ref_unary([](double x) { return std::exp(x); })(a, d)[0],
+                                 ref_unary([](double x) { return -x; })(a, d)[0],
+                                 ref_unary([](double x) { return x; })(empty, d)[0],
+                                 ref_unary([](double x) { return x; })(empty, d)[0]};
+                }});
   // ~x: two's complement for integers, logical not for bool
   unary("bitwise_not", "bitwise_not", {kChar, kShort, kInt, kLong}, -100, 100, kiln::bitwise_not,
         [](double x) { return -x - 1; });

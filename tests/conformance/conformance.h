@@ -11,6 +11,21 @@
 //   - PyTorch itself: a golden case reads its inputs and PyTorch's outputs from
 //     tests/golden/conformance_cases.txt (written by tests/golden/make_conformance_golden.py),
 //     one record per (case name, label); the C++ side only says how to call the operator.
+//
+// Adding an operator means adding its cases next to those of its family:
+//
+//   add_case({.name = "exp",
+//             .op = "exp",
+//             .dtypes = kAll,
+//             .inputs = [](ScalarType d) { return Args{sample({3, 5}, d, -3, 3, /*seed=*/1)}; },
+//             .run = [](const Args& a) { return Outputs{kiln::exp(a.t(0))}; },
+//             .reference = ref_unary([](double x) { return std::exp(x); }),
+//             .out_dtype = float_dtype});
+//   add_golden("floor_divide", "floor_divide",
+//              [](const Args& a) { return Outputs{floor_divide(a.t(0), a.t(1))}; });
+//
+// and, for a golden case, its records in make_conformance_golden.py. The coverage suite fails
+// when a primitive with a CPU kernel has no case.
 #pragma once
 
 #include <kiln/kiln.h>
@@ -88,6 +103,7 @@ void register_ternary_cases();
 void register_inplace_cases();
 void register_reduce_cases();
 void register_linalg_cases();
+void register_conv_cases();
 void register_shape_cases();
 void register_copy_cases();
 void register_random_cases();

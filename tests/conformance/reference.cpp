@@ -55,6 +55,7 @@ const std::vector<Case>& all_cases() {
     register_inplace_cases();
     register_reduce_cases();
     register_linalg_cases();
+    register_conv_cases();
     register_shape_cases();
     register_copy_cases();
     register_random_cases();

@@ -148,7 +148,7 @@ class Writer:
 # --- input families ------------------------------------------------------------------------------
 
 def division_grid(dtype):
-    """Dividends against divisors (broadcast [n, 1] x [m]) with negatives where the dtype has them."""
+    """Dividends against divisors (broadcast [n, 1] x [m]), negative where the dtype allows."""
     if dtype == "uint8":
         return T([[v] for v in range(0, 15)], dtype), T([1, 2, 3, 4, 5, 6], dtype)
     if dtype in INTS:
@@ -169,8 +169,8 @@ def division_cases(w, op, fn, fn_scalar):
         w.case(op + "_scalar", dt + "_float", fn_scalar, T(list(range(-7, 8)), dt), Num(1.5))
     w.case(op + "_scalar", "uint8_int", fn_scalar, T(list(range(0, 15)), "uint8"), Num(4))
     for dt in FLOATS:
-        w.case(op + "_scalar", dt + "_int", fn_scalar, T([-7.5, -2.25, -0.5, 0.0, 0.5, 3.0, 7.5], dt),
-               Num(-2))
+        w.case(op + "_scalar", dt + "_int", fn_scalar,
+               T([-7.5, -2.25, -0.5, 0.0, 0.5, 3.0, 7.5], dt), Num(-2))
         w.case(op + "_scalar", dt + "_float", fn_scalar, T([-7.5, -2.25, -0.5, 0.0, 3.0, 7.5], dt),
                Num(0.75))
     # mixed dtypes promote before dividing
@@ -187,10 +187,12 @@ def write_arithmetic(w):
     # pow: integer bases with non-negative exponents; floats with negative and fractional ones
     for dt in SIGNED_INTS:
         w.case("pow", dt, torch.pow, T([[v] for v in range(-3, 4)], dt), T([0, 1, 2, 3], dt))
-    w.case("pow", "uint8", torch.pow, T([[v] for v in range(0, 6)], "uint8"), T([0, 1, 2, 3], "uint8"))
+    w.case("pow", "uint8", torch.pow, T([[v] for v in range(0, 6)], "uint8"),
+           T([0, 1, 2, 3], "uint8"))
     for dt in FLOATS:
-        w.case("pow", dt, torch.pow, T([[-2.0], [-0.5], [-0.0], [0.0], [0.5], [2.0], [inf], [nan]], dt),
-               T([-2.0, -0.5, 0.0, 0.5, 1.0, 3.0, inf, -inf], dt))
+        bases = [[-2.0], [-0.5], [-0.0], [0.0], [0.5], [2.0], [inf], [nan]]
+        exponents = [-2.0, -0.5, 0.0, 0.5, 1.0, 3.0, inf, -inf]
+        w.case("pow", dt, torch.pow, T(bases, dt), T(exponents, dt))
     for dt in SIGNED_INTS:
         w.case("pow_scalar", dt + "_int", torch.pow, T([-3, -1, 0, 2, 5], dt), Num(2))
         w.case("pow_scalar", dt + "_float", torch.pow, T([0, 1, 2, 4, 9], dt), Num(0.5))
@@ -249,7 +251,12 @@ def write_unary(w):
         for dt in ["bool", "uint8", "int32", "int64"]:
             w.case(op, dt, fn, T([0, 1] if dt == "bool" else [0, 1, 2, 9], dt))
     for dt in ["bool"] + INTS:
-        values = [True, False] if dt == "bool" else ([0, 1, 5, 255] if dt == "uint8" else [-128 if dt == "int8" else -1000, -1, 0, 5])
+        if dt == "bool":
+            values = [True, False]
+        elif dt == "uint8":
+            values = [0, 1, 5, 255]
+        else:
+            values = [-128 if dt == "int8" else -1000, -1, 0, 5]
         w.case("bitwise_not", dt, torch.bitwise_not, T(values, dt))
     for dt in ALL:
         w.case("logical_not", dt, torch.logical_not,
@@ -346,9 +353,68 @@ def write_promotion(w):
             w.case("add_scalar", a + "_" + num.kind, torch.add, values(a), num)
             w.case("mul_scalar", a + "_" + num.kind + "_0dim", torch.mul, values(a, True), num)
     w.case("add_scalar", "uint8_1000", torch.add, T([1, 200], "uint8"), Num(1000))
+    # integer arithmetic wraps around (two's complement)
+    w.case("add", "int8_wrap", torch.add, T([127, -128, 100], "int8"), T([1, -1, 100], "int8"))
+    w.case("mul", "int16_wrap", torch.mul, T([300, -300, 256], "int16"),
+           T([300, 300, 256], "int16"))
+    w.case("mul", "int32_wrap", torch.mul, T([65536, -2147483648], "int32"),
+           T([65536, -1], "int32"))
+    w.case("sub", "uint8_wrap", torch.sub, T([0, 5, 255], "uint8"), T([1, 10, 255], "uint8"))
+    w.case("neg", "int8_min", torch.neg, T([-128, 127], "int8"))
+    w.case("abs", "int8_min", torch.abs, T([-128, -127], "int8"))
     w.case("sub", "int32_int64_0dim", torch.sub, T([1, 2], "int32"), T(5, "int64"))
     w.case("sub", "int64_float32_0dim", torch.sub, T([1, 2], "int64"), T(0.5, "float32"))
     w.case("sub_scalar", "float16_float", torch.sub, T([1.0, 2.0], "float16"), Num(2.5))
+
+
+# Reductions with the argument order of the C++ golden cases (tests/conformance/cases_reduce.cpp):
+# keepdim first, then the dims (all when none).
+def sum_dims(t, keep, *dims):
+    return torch.sum(t, dims, bool(keep)) if dims else torch.sum(t)
+
+
+def mean_dims(t, keep, *dims):
+    return torch.mean(t, dims, bool(keep)) if dims else torch.mean(t)
+
+
+def amax_dims(t, keep, *dims):
+    return torch.amax(t, dims, bool(keep))
+
+
+def amin_dims(t, keep, *dims):
+    return torch.amin(t, dims, bool(keep))
+
+
+def logsumexp_dims(t, keep, *dims):
+    return torch.logsumexp(t, dims if dims else tuple(range(t.dim())), bool(keep))
+
+
+def var_dims(t, correction, keep, *dims):
+    return torch.var(t, dims if dims else None, correction=correction, keepdim=bool(keep))
+
+
+def std_dims(t, correction, keep, *dims):
+    return torch.std(t, dims if dims else None, correction=correction, keepdim=bool(keep))
+
+
+def norm_dims(t, p, keep, *dims):
+    return torch.linalg.vector_norm(t, p, dims if dims else None, bool(keep))
+
+
+def prod_dim(t, dim, keep):
+    return torch.prod(t, dim, bool(keep))
+
+
+def over_dim(fn):
+    """fn(t, dim, keepdim) with the outputs as a tuple (max and min return a named tuple)."""
+    def call(t, dim, keep):
+        r = fn(t, dim, bool(keep))
+        return r if isinstance(r, torch.Tensor) else tuple(r)
+    return call
+
+
+def addmm_scaled(bias, a, b, beta, alpha):
+    return torch.addmm(bias, a, b, beta=beta, alpha=alpha)
 
 
 def write_reductions(w):
@@ -358,40 +424,33 @@ def write_reductions(w):
         for dims, keep in [((), 0), ((0,), 0), ((1,), 1), ((0, 2), 0), ((-1,), 1), ((2, 0), 1)]:
             label = dt + "_" + "_".join(str(d) for d in dims).replace("-", "m") + "_k%d" % keep
             dim_args = [Int(d) for d in dims]
-            w.case("sum_dims", label, lambda t, k, *d: torch.sum(t, d, bool(k)) if d else torch.sum(t),
-                   xt, Int(keep), *dim_args)
-            w.case("mean_dims", label, lambda t, k, *d: torch.mean(t, d, bool(k)) if d else torch.mean(t),
-                   xt, Int(keep), *dim_args)
-            w.case("amax", label, lambda t, k, *d: torch.amax(t, d, bool(k)), xt, Int(keep), *dim_args)
-            w.case("amin", label, lambda t, k, *d: torch.amin(t, d, bool(k)), xt, Int(keep), *dim_args)
-            w.case("logsumexp", label, lambda t, k, *d: torch.logsumexp(t, d if d else tuple(range(t.dim())), bool(k)),
-                   xt, Int(keep), *dim_args)
+            w.case("sum_dims", label, sum_dims, xt, Int(keep), *dim_args)
+            w.case("mean_dims", label, mean_dims, xt, Int(keep), *dim_args)
+            w.case("amax", label, amax_dims, xt, Int(keep), *dim_args)
+            w.case("amin", label, amin_dims, xt, Int(keep), *dim_args)
+            w.case("logsumexp", label, logsumexp_dims, xt, Int(keep), *dim_args)
             for corr in (0, 1):
-                w.case("var", label + "_c%d" % corr,
-                       lambda t, c, k, *d: torch.var(t, d if d else None, correction=c, keepdim=bool(k)),
-                       xt, Int(corr), Int(keep), *dim_args)
-                w.case("std", label + "_c%d" % corr,
-                       lambda t, c, k, *d: torch.std(t, d if d else None, correction=c, keepdim=bool(k)),
-                       xt, Int(corr), Int(keep), *dim_args)
+                w.case("var", label + "_c%d" % corr, var_dims, xt, Int(corr), Int(keep), *dim_args)
+                w.case("std", label + "_c%d" % corr, std_dims, xt, Int(corr), Int(keep), *dim_args)
             for p in [2, 1, inf, -inf, 0, 3, 0.5]:
                 w.case("norm", label + "_p" + str(p).replace("-", "m").replace(".", "_"),
-                       lambda t, pp, k, *d: torch.linalg.vector_norm(t, pp, d if d else None, bool(k)),
-                       xt, Num(p), Int(keep), *dim_args)
+                       norm_dims, xt, Num(p), Int(keep), *dim_args)
     # logsumexp is stable for large magnitudes and all -inf rows
     for dt in ["float32", "float64", "float16", "bfloat16"]:
         big = T([[1000.0, 1001.0, 999.0], [-1000.0, -1000.5, -999.0], [-inf, -inf, -inf],
                  [inf, 1.0, 2.0]], dt)
-        w.case("logsumexp", dt + "_large_1_k0", lambda t, k, *d: torch.logsumexp(t, d, bool(k)),
-               big, Int(0), Int(1))
+        w.case("logsumexp", dt + "_large_1_k0", logsumexp_dims, big, Int(0), Int(1))
     # integer and bool sums are int64, prod too
     for dt in ["bool"] + INTS:
-        v = T([[True, False, True], [True, True, False]], dt) if dt == "bool" else T([[1, 2, 3], [4, 5, 6]], dt)
-        w.case("sum_dims", dt + "_all", lambda t, k, *d: torch.sum(t), v, Int(0))
-        w.case("sum_dims", dt + "_1_k0", lambda t, k, *d: torch.sum(t, d, bool(k)), v, Int(0), Int(1))
-        w.case("prod_dim", dt + "_0_k1", lambda t, d, k: torch.prod(t, d, bool(k)), v, Int(0), Int(1))
-        w.case("prod_dim", dt + "_1_k0", lambda t, d, k: torch.prod(t, d, bool(k)), v, Int(1), Int(0))
-    w.case("sum_dims", "int8_overflow_all", lambda t, k, *d: torch.sum(t), T([100, 100, 100], "int8"),
-           Int(0))
+        if dt == "bool":
+            v = T([[True, False, True], [True, True, False]], dt)
+        else:
+            v = T([[1, 2, 3], [4, 5, 6]], dt)
+        w.case("sum_dims", dt + "_all", sum_dims, v, Int(0))
+        w.case("sum_dims", dt + "_1_k0", sum_dims, v, Int(0), Int(1))
+        w.case("prod_dim", dt + "_0_k1", prod_dim, v, Int(0), Int(1))
+        w.case("prod_dim", dt + "_1_k0", prod_dim, v, Int(1), Int(0))
+    w.case("sum_dims", "int8_overflow_all", sum_dims, T([100, 100, 100], "int8"), Int(0))
     # all / any
     for dt in ALL:
         if dt in FLOATS:
@@ -403,15 +462,16 @@ def write_reductions(w):
         if dt != "uint8":  # PyTorch keeps uint8 for all/any of uint8; kiln returns bool
             w.case("all", dt, torch.all, v)
             w.case("any", dt, torch.any, v)
-            w.case("all_dim", dt + "_1_k0", lambda t, d, k: torch.all(t, d, bool(k)), v, Int(1), Int(0))
-            w.case("any_dim", dt + "_0_k1", lambda t, d, k: torch.any(t, d, bool(k)), v, Int(0), Int(1))
+            w.case("all_dim", dt + "_1_k0", over_dim(torch.all), v, Int(1), Int(0))
+            w.case("any_dim", dt + "_0_k1", over_dim(torch.any), v, Int(0), Int(1))
 
 
 def write_arg_reductions(w):
     """argmax/argmin and max/min over a dim: the first index of ties; NaN is the extreme."""
     for dt in ALL:
         if dt == "bool":
-            v = T([[False, True, True, False], [False, False, False, False], [True, True, True, True]], dt)
+            v = T([[False, True, True, False], [False, False, False, False],
+                   [True, True, True, True]], dt)
         elif dt in FLOATS:
             v = T([[1.0, 3.0, 3.0, 2.0], [-1.0, -1.0, -5.0, -5.0], [0.5, 0.5, 0.5, 0.5]], dt)
         elif dt == "uint8":
@@ -422,26 +482,22 @@ def write_arg_reductions(w):
             fn = getattr(torch, op)
             w.case(op, dt, fn, v)
             for d, k in [(0, 0), (1, 0), (-1, 1)]:
-                w.case(op + "_dim", "%s_%d_k%d" % (dt, d, k), lambda t, dd, kk, f=fn: f(t, dd, bool(kk)),
-                       v, Int(d), Int(k))
+                w.case(op + "_dim", "%s_%d_k%d" % (dt, d, k), over_dim(fn), v, Int(d), Int(k))
         for op in ["max", "min"]:
             fn = getattr(torch, op)
             for d, k in [(0, 0), (1, 1)]:
-                w.case(op + "_dim", "%s_%d_k%d" % (dt, d, k), lambda t, dd, kk, f=fn: tuple(f(t, dd, bool(kk))),
-                       v, Int(d), Int(k))
+                w.case(op + "_dim", "%s_%d_k%d" % (dt, d, k), over_dim(fn), v, Int(d), Int(k))
     for dt in ["float32", "float64", "float16"]:
         v = T([[1.0, nan, 3.0, nan], [2.0, 1.0, 0.0, -inf], [inf, 1.0, inf, -inf]], dt)
         for op in ["argmax", "argmin"]:
             fn = getattr(torch, op)
             w.case(op, dt + "_nan", fn, v)
-            w.case(op + "_dim", dt + "_nan_1_k0", lambda t, dd, kk, f=fn: f(t, dd, bool(kk)), v, Int(1),
-                   Int(0))
+            w.case(op + "_dim", dt + "_nan_1_k0", over_dim(fn), v, Int(1), Int(0))
         for op in ["max", "min"]:
             fn = getattr(torch, op)
-            w.case(op + "_dim", dt + "_nan_1_k0", lambda t, dd, kk, f=fn: tuple(f(t, dd, bool(kk))), v,
-                   Int(1), Int(0))
-        w.case("amax", dt + "_nan_1_k0", lambda t, k, *d: torch.amax(t, d, bool(k)), v, Int(0), Int(1))
-        w.case("amin", dt + "_nan_1_k0", lambda t, k, *d: torch.amin(t, d, bool(k)), v, Int(0), Int(1))
+            w.case(op + "_dim", dt + "_nan_1_k0", over_dim(fn), v, Int(1), Int(0))
+        w.case("amax", dt + "_nan_1_k0", amax_dims, v, Int(0), Int(1))
+        w.case("amin", dt + "_nan_1_k0", amin_dims, v, Int(0), Int(1))
 
 
 def write_shapes(w):
@@ -469,7 +525,8 @@ def write_shapes(w):
         w.case("gather", dt + "_m1", torch.gather, x, Int(-1), T([[3], [1], [0]], "int64"))
         w.case("index_select", dt + "_0", torch.index_select, x, Int(0), T([2, 0, 2], "int64"))
         w.case("index_select", dt + "_1", torch.index_select, x, Int(1), T([3, 1], "int64"))
-        w.case("index_select", dt + "_1_int32", torch.index_select, x, Int(1), T([0, 0, 3], "int32"))
+        w.case("index_select", dt + "_1_int32", torch.index_select, x, Int(1),
+               T([0, 0, 3], "int32"))
         mask = T([[True, False, False, True]], "bool")
         w.case("masked_fill", dt + "_int", torch.masked_fill, x, mask, Num(7))
         w.case("masked_fill", dt + "_bool", torch.masked_fill, x, mask, Num(True))
@@ -480,8 +537,8 @@ def write_shapes(w):
         w.case("repeat", dt + "_2_1_3", lambda t, *r: t.repeat(r), x, Int(2), Int(1), Int(3))
         w.case("where", dt, torch.where, T([[True], [False], [True]], "bool"), x, x.flip(0))
     # where and cat promote their operands
-    w.case("where", "int32_float32", torch.where, T([True, False, True], "bool"), T([1, 2, 3], "int32"),
-           T([0.5], "float32"))
+    w.case("where", "int32_float32", torch.where, T([True, False, True], "bool"),
+           T([1, 2, 3], "int32"), T([0.5], "float32"))
     w.case("where", "uint8_int8", torch.where, T([True, False], "bool"), T([200, 1], "uint8"),
            T([-1, -2], "int8"))
     w.case("where_scalar_other", "int64_float", lambda c, a, s: torch.where(c, a, s),
@@ -490,14 +547,14 @@ def write_shapes(w):
            T([True, False], "bool"), T([1.0, 2.0], "float16"), Num(2.5))
     w.case("cat", "int32_float16_0", lambda d, *t: torch.cat(t, d), Int(0), T([[1, 2]], "int32"),
            T([[0.5, 1.5], [2.5, 3.5]], "float16"))
-    w.case("cat", "bool_uint8_1", lambda d, *t: torch.cat(t, d), Int(1), T([[True], [False]], "bool"),
-           T([[7, 8], [9, 10]], "uint8"))
+    w.case("cat", "bool_uint8_1", lambda d, *t: torch.cat(t, d), Int(1),
+           T([[True], [False]], "bool"), T([[7, 8], [9, 10]], "uint8"))
     w.case("cat", "int64_empty_0", lambda d, *t: torch.cat(t, d), Int(0), T([[1, 2]], "int64"),
            torch.zeros(0, dtype=torch.int64), T([[3, 4]], "int64"))
     w.case("stack", "float32_1", lambda d, *t: torch.stack(t, d), Int(1), T([1.0, 2.0], "float32"),
            T([3.0, 4.0], "float32"), T([5.0, 6.0], "float32"))
-    w.case("stack", "int64_m1", lambda d, *t: torch.stack(t, d), Int(-1), T([[1, 2], [3, 4]], "int64"),
-           T([[5, 6], [7, 8]], "int64"))
+    w.case("stack", "int64_m1", lambda d, *t: torch.stack(t, d), Int(-1),
+           T([[1, 2], [3, 4]], "int64"), T([[5, 6], [7, 8]], "int64"))
 
 
 def write_linalg(w):
@@ -520,13 +577,54 @@ def write_linalg(w):
         w.case("mm", dt, torch.mm, rnd(4, 3, dt=dt), rnd(3, 2, dt=dt))
         w.case("bmm", dt, torch.bmm, rnd(2, 4, 3, dt=dt), rnd(2, 3, 2, dt=dt))
     for dt in ["float64", "float32"]:
-        w.case("addmm", dt + "_bias_row", torch.addmm, rnd(2, dt=dt), rnd(3, 4, dt=dt), rnd(4, 2, dt=dt))
-        w.case("addmm_scaled", dt + "_full", lambda s, a, b, beta, alpha: torch.addmm(s, a, b, beta=beta, alpha=alpha),
-               rnd(3, 2, dt=dt), rnd(3, 4, dt=dt), rnd(4, 2, dt=dt), Num(0.5), Num(2.0))
-        w.case("addmm_scaled", dt + "_beta0", lambda s, a, b, beta, alpha: torch.addmm(s, a, b, beta=beta, alpha=alpha),
+        w.case("addmm", dt + "_bias_row", torch.addmm, rnd(2, dt=dt), rnd(3, 4, dt=dt),
+               rnd(4, 2, dt=dt))
+        w.case("addmm_scaled", dt + "_full", addmm_scaled, rnd(3, 2, dt=dt), rnd(3, 4, dt=dt),
+               rnd(4, 2, dt=dt), Num(0.5), Num(2.0))
+        w.case("addmm_scaled", dt + "_beta0", addmm_scaled,
                T([[nan, 1.0], [2.0, 3.0], [4.0, 5.0]], dt), rnd(3, 4, dt=dt), rnd(4, 2, dt=dt),
                Num(0), Num(1))
-    w.case("addmm", "int64", torch.addmm, rnd(3, 2, dt="int64"), rnd(3, 4, dt="int64"), rnd(4, 2, dt="int64"))
+    w.case("addmm", "int64", torch.addmm, rnd(3, 2, dt="int64"), rnd(3, 4, dt="int64"),
+           rnd(4, 2, dt="int64"))
+
+
+def conv2d(x, weight, *rest):
+    """conv2d(input, weight[, bias], stride (2), padding (2), dilation (2), groups)."""
+    bias = rest[0] if isinstance(rest[0], torch.Tensor) else None
+    s0, s1, p0, p1, d0, d1, groups = rest[1:] if bias is not None else rest
+    return torch.nn.functional.conv2d(x, weight, bias, (s0, s1), (p0, p1), (d0, d1), groups)
+
+
+def write_conv_and_scatter(w):
+    g = torch.Generator().manual_seed(5)
+
+    def rnd(*sizes, dt="float64"):
+        return (torch.rand(*sizes, generator=g, dtype=torch.float64) * 4 - 2).to(DTYPES[dt])
+
+    geometries = [  # label, input, weight, bias, stride, padding, dilation, groups
+        ("plain", (2, 3, 5, 4), (2, 3, 3, 2), True, (1, 1), (0, 0), (1, 1), 1),
+        ("strided_padded", (1, 2, 6, 7), (3, 2, 3, 3), True, (2, 3), (1, 2), (1, 1), 1),
+        ("dilated", (1, 2, 7, 6), (2, 2, 2, 3), False, (1, 1), (0, 1), (3, 2), 1),
+        ("groups", (2, 4, 4, 4), (6, 2, 3, 1), True, (1, 2), (1, 0), (1, 1), 2),
+    ]
+    for dt in ["float64", "float32"]:
+        for label, si, sw, bias, st, pad, dil, groups in geometries:
+            args = [rnd(*si, dt=dt), rnd(*sw, dt=dt)]
+            if bias:
+                args.append(rnd(sw[0], dt=dt))
+            ints = [Int(v) for v in st + pad + dil + (groups,)]
+            w.case("conv2d", dt + "_" + label, conv2d, *args, *ints)
+    for dt in ["float32", "int64", "float64"]:
+        x = torch.arange(12).reshape(4, 3).to(DTYPES[dt])
+        w.case("index_add", dt + "_0", torch.index_add, x, Int(0), T([2, 0, 2], "int64"),
+               torch.arange(9).reshape(3, 3).to(DTYPES[dt]))
+        w.case("index_add", dt + "_1", torch.index_add, x, Int(1), T([1, 1, 0, 2], "int64"),
+               torch.ones(4, 4, dtype=DTYPES[dt]))
+        w.case("scatter_add", dt + "_0", torch.scatter_add, x, Int(0),
+               T([[3, 0, 3], [3, 1, 0]], "int64"), torch.arange(6).reshape(2, 3).to(DTYPES[dt]))
+        w.case("scatter_add", dt + "_1", torch.scatter_add, x, Int(1),
+               T([[2, 2], [0, 1], [1, 1], [0, 0]], "int64"),
+               torch.arange(12).reshape(4, 3).to(DTYPES[dt]))
 
 
 def write_conversions(w):
@@ -561,7 +659,8 @@ def write_promotion_tables(path):
     lines = []
     for a in ALL:
         for b in ALL:
-            lines.append("promote %s %s %s" % (a, b, NAMES[torch.promote_types(DTYPES[a], DTYPES[b])]))
+            result = torch.promote_types(DTYPES[a], DTYPES[b])
+            lines.append("promote %s %s %s" % (a, b, NAMES[result]))
     for a in ALL:
         for b in ALL:
             dim, zero = torch.ones(2, dtype=DTYPES[a]), torch.ones((), dtype=DTYPES[b])
@@ -570,8 +669,10 @@ def write_promotion_tables(path):
             lines.append("zerodim_dim %s %s %s" % (a, b, NAMES[torch.result_type(zero, dim)]))
     for a in ALL:
         for kind, number in [("bool", True), ("int", 3), ("float", 2.5)]:
-            lines.append("dim_scalar %s %s %s" % (a, kind, NAMES[torch.result_type(torch.ones(2, dtype=DTYPES[a]), number)]))
-            lines.append("zerodim_scalar %s %s %s" % (a, kind, NAMES[torch.result_type(torch.ones((), dtype=DTYPES[a]), number)]))
+            dim = torch.result_type(torch.ones(2, dtype=DTYPES[a]), number)
+            zero = torch.result_type(torch.ones((), dtype=DTYPES[a]), number)
+            lines.append("dim_scalar %s %s %s" % (a, kind, NAMES[dim]))
+            lines.append("zerodim_scalar %s %s %s" % (a, kind, NAMES[zero]))
     with open(path, "w") as f:
         f.write("# torch.promote_types and torch.result_type (PyTorch %s); written by "
                 "make_conformance_golden.py\n" % torch.__version__)
@@ -591,11 +692,13 @@ def main():
     write_arg_reductions(w)
     write_shapes(w)
     write_linalg(w)
+    write_conv_and_scatter(w)
     write_conversions(w)
     path = os.path.join(HERE, "conformance_cases.txt")
     with open(path, "w") as f:
         f.write("# PyTorch %s outputs for kiln's conformance cases; written by "
-                "make_conformance_golden.py (see its docstring for the format)\n" % torch.__version__)
+                "make_conformance_golden.py (see its docstring for the format)\n"
+                % torch.__version__)
         for s in w.skipped:
             f.write("# skipped (PyTorch lacks it): %s\n" % s)
         f.write("\n".join(w.lines) + "\n")
