@@ -9,6 +9,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev  # oneDNN for the CPU plugin (its CMake config needs OpenCL)
   libtbb-dev                    # oneTBB for the CPU plugin
   libarchive-dev                # tar shards for the dataset plugin
+  libpng-dev libjpeg62-turbo-dev nlohmann-json3-dev  # png, jpg and json decoders (datasets)
 )
 
 missing=()
@@ -26,6 +27,10 @@ fi
 echo "setup: installing ${missing[*]}"
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null; then
+    echo "setup: not root and no sudo: as root, run apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
   sudo=(sudo)
 fi
 "${sudo[@]}" apt-get update

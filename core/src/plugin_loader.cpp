@@ -6,6 +6,7 @@
 // not ordered against them (ggml leaks its handles for the same reason). The library objects are
 // deliberately leaked.
 #include "runtime.h"
+#include "data/registry.h"
 
 #include <kiln/dispatch.h>
 #include <kiln/error.h>
@@ -126,16 +127,41 @@ kiln_status host_register_kernel(const char* op_name, int32_t device_type, kiln_
   }
 }
 
+// Data sources and decoders (ABI 1.1): the registry lives in data/registry.cpp.
+kiln_status host_register_source(const char* scheme, const kiln_source_ops* ops, void* self) {
+  try {
+    KILN_CHECK(loader().initialising, "register_source called outside kiln_plugin_init");
+    data::detail::register_source(loader().registering, scheme, ops, self);
+    return 0;
+  } catch (const std::exception& e) {
+    t_plugin_error = e.what();
+    return 1;
+  }
+}
+
+kiln_status host_register_decoder(const char* extension, kiln_decode_fn fn, void* user) {
+  try {
+    KILN_CHECK(loader().initialising, "register_decoder called outside kiln_plugin_init");
+    data::detail::register_decoder(loader().registering, extension, fn, user);
+    return 0;
+  } catch (const std::exception& e) {
+    t_plugin_error = e.what();
+    return 1;
+  }
+}
+
 const kiln_host& host_table() {
   static const kiln_host table = {
       sizeof(kiln_host), KILN_ABI_MAJOR,       KILN_ABI_MINOR, host_register_device,
-      host_register_kernel, host_set_error, host_log,
+      host_register_kernel, host_set_error, host_log, host_register_source,
+      host_register_decoder,
   };
   return table;
 }
 
 // Removes everything plugin `index` registered (its init failed).
 void unregister_plugin(int index) {
+  data::detail::unregister_plugin(index);
   for (OperatorBase* op : all_operators()) {
     for (int t = 0; t < kMaxDeviceTypes; ++t) {
       auto type = static_cast<DeviceType>(t);

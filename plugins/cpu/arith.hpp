@@ -6,6 +6,7 @@
 #include "loops.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -85,33 +86,68 @@ inline compute_t<T> scalar_attr(const kiln_attr& a) {
                               "' is not a scalar (kind " + std::to_string(a.kind) + ")");
 }
 
-// NaN test that compiles to nothing for integers.
+// NaN test that compiles to nothing for integers. Also takes a GCC vector (see Vec16), for which
+// it returns a lane mask.
 template <class C>
-inline bool is_nan(C x) {
-  if constexpr (std::is_floating_point_v<C>) {
-    return x != x;
-  } else {
+inline auto is_nan(C x) {
+  if constexpr (std::is_integral_v<C>) {
     return false;
+  } else {
+    return x != x;
   }
 }
 
-// max and min that return a NaN operand (PyTorch's maximum, minimum, amax, amin).
+// max and min that return a NaN operand (PyTorch's maximum, minimum, amax, amin), for scalars and
+// GCC vectors alike. Conditions are combined with | rather than ||, which would branch.
 template <class C>
 inline C nan_max(C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
-    return a || b;
+    return a | b;
   } else {
-    return (a > b || is_nan(a)) ? a : b;
+    return ((a > b) | is_nan(a)) ? a : b;
   }
 }
 
 template <class C>
 inline C nan_min(C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
-    return a && b;
+    return a & b;
   } else {
-    return (a < b || is_nan(a)) ? a : b;
+    return ((a < b) | is_nan(a)) ? a : b;
   }
+}
+
+// 16 bytes of T as a GCC vector: one SSE register on baseline x86-64. Arithmetic, comparisons and
+// ?: apply lane by lane, so one templated functor serves scalars and vectors.
+template <class T>
+struct Vec16 {
+  typedef T type __attribute__((vector_size(16)));
+  static constexpr int64_t kLanes = 16 / sizeof(T);
+};
+
+// f folded over n contiguous values from `init`, four vectors at a time; f must be associative
+// and take both T and Vec16<T>::type. GCC does not vectorize selects such as nan_max's on its
+// own (it turns them into branches), so reductions that use them come here.
+template <class T, class F>
+T fold(const T* x, int64_t n, T init, const F& f) {
+  using V = typename Vec16<T>::type;
+  constexpr int64_t k = Vec16<T>::kLanes;
+  V splat{};
+  for (int64_t j = 0; j < k; ++j) splat[j] = init;
+  V lane[4] = {splat, splat, splat, splat};
+  int64_t i = 0;
+  for (; i + 4 * k <= n; i += 4 * k) {
+    for (int j = 0; j < 4; ++j) {
+      V v;
+      std::memcpy(&v, x + i + j * k, sizeof v);
+      lane[j] = f(lane[j], v);
+    }
+  }
+  lane[0] = f(f(lane[0], lane[1]), f(lane[2], lane[3]));
+  T acc = init;
+  for (int64_t j = 0; j < k; ++j) acc = f(acc, static_cast<T>(lane[0][j]));
+  for (; i < n; ++i) acc = f(acc, x[i]);
+  return acc;
 }
 
 // The smallest and largest values of a compute type (infinities for floating types).

@@ -38,7 +38,7 @@ void add_sub_kernel(const Call& call) {
       if (Subtract) throw_unsupported(KILN_BOOL);
       bool alpha = call.has_attr(0) ? scalar_attr<bool>(call.attr(0)) : true;
       if (alpha) {
-        binary_map<T>(call, [](bool a, bool b) { return a || b; });
+        binary_map<T>(call, [](bool a, bool b) { return a | b; });
       } else {
         binary_map<T>(call, [](bool a, bool) { return a; });
       }
@@ -60,7 +60,7 @@ struct Mul {
   template <class C>
   static C apply(C a, C b) {
     if constexpr (std::is_same_v<C, bool>) {
-      return a && b;
+      return a & b;
     } else {
       return wrap_mul(a, b);
     }

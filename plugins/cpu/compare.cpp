@@ -37,12 +37,12 @@ struct Ge {
   template <class C> static bool apply(C a, C b) { return a >= b; }
 };
 
-// Nonzero is true (NaN included).
+// Nonzero is true (NaN included); & and | rather than && and || keep the loops branch-free.
 struct LogicalAnd {
-  template <class C> static bool apply(C a, C b) { return (a != C(0)) && (b != C(0)); }
+  template <class C> static bool apply(C a, C b) { return (a != C(0)) & (b != C(0)); }
 };
 struct LogicalOr {
-  template <class C> static bool apply(C a, C b) { return (a != C(0)) || (b != C(0)); }
+  template <class C> static bool apply(C a, C b) { return (a != C(0)) | (b != C(0)); }
 };
 struct LogicalXor {
   template <class C> static bool apply(C a, C b) { return (a != C(0)) != (b != C(0)); }

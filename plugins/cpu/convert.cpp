@@ -1,6 +1,10 @@
-// Bulk float16 <-> float conversion (F16C when the CPU has it; the build targets baseline x86-64)
-// and the same-dtype strided copy that copy_ and the device's copy share.
+// The non-template parts of loops.hpp: the TBB driver, bulk float16 <-> float conversion (F16C
+// when the CPU has it; the build targets baseline x86-64) and the same-dtype strided copy that
+// copy_ and the device's copy share.
 #include "loops.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include <immintrin.h>
 
@@ -38,6 +42,11 @@ __attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* src, ui
 }
 
 }  // namespace
+
+void parallel_for_tbb(int64_t n, int64_t grain, RangeFn f) {
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [f](const tbb::blocked_range<int64_t>& r) { f(r.begin(), r.end()); });
+}
 
 void half_to_float(const Half* src, float* dst, int64_t n) {
   if (has_f16c()) {
@@ -81,12 +90,13 @@ void copy_same_dtype(const kiln_tensor& dst, const kiln_tensor& src) {
     case 8: body = copy_run<uint64_t>; break;
     default: throw_unsupported(dst.dtype);
   }
-  sdk::StridedLoop<2> loop({&dst, &src});
+  const kiln_tensor* ops[2] = {&dst, &src};
+  sdk::StridedLoop<2> loop(ops);
   int64_t total = loop.numel();
   // memcpy moves ~10 GB/s on one core: a second thread pays off from about a megabyte
   int64_t grain = std::max<int64_t>(kGrain, (int64_t{1} << 20) / static_cast<int64_t>(item));
   if (total <= grain) {
-    loop.run(0, total, body);
+    run_all(loop, ops, body);
     return;
   }
   parallel_for(total, grain, [&](int64_t b, int64_t e) { loop.run(b, e, body); });

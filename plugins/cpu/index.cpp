@@ -13,14 +13,14 @@ namespace {
 using sdk::kernel;
 
 [[noreturn]] void throw_out_of_bounds(int64_t index, int64_t dim, int64_t size) {
-  throw std::out_of_range("index " + std::to_string(index) + " is out of bounds for dimension " +
+  throw std::out_of_range("IndexError: index " + std::to_string(index) + " is out of bounds for dimension " +
                           std::to_string(dim) + " with size " + std::to_string(size));
 }
 
 int64_t checked_dim(int64_t dim, const kiln_tensor& x) {
   int64_t rank = x.ndim == 0 ? 1 : x.ndim;
   if (dim < 0 || dim >= rank) {
-    throw std::out_of_range("dim " + std::to_string(dim) + " is out of range for a tensor of " +
+    throw std::out_of_range("IndexError: dim " + std::to_string(dim) + " is out of range for a tensor of " +
                             std::to_string(x.ndim) + " dimensions");
   }
   return dim;

@@ -17,12 +17,11 @@
 
 #include <kiln/sdk/kernel.hpp>
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -53,6 +52,25 @@ constexpr int64_t kGrain = 32768;     // elements below which a cheap loop stays
 constexpr int64_t kGrainHeavy = 2048; // the same for loops that call exp, sin, pow, ...
 constexpr int64_t kChunk = 256;       // 16-bit floats are converted to float this many at a time
 
+// A non-owning reference to a callable void(int64_t begin, int64_t end).
+class RangeFn {
+ public:
+  template <class F>
+  RangeFn(const F& f)  // NOLINT: implicit, like std::function_ref
+      : object_(&f), call_([](const void* o, int64_t b, int64_t e) {
+          (*static_cast<const F*>(o))(b, e);
+        }) {}
+  void operator()(int64_t begin, int64_t end) const { call_(object_, begin, end); }
+
+ private:
+  const void* object_;
+  void (*call_)(const void*, int64_t, int64_t);
+};
+
+// Splits [0, n) across TBB's threads in ranges of at least `grain` (convert.cpp). The callable is
+// type-erased so that TBB's templates are instantiated once, not once per kernel.
+void parallel_for_tbb(int64_t n, int64_t grain, RangeFn f);
+
 // Calls f(begin, end) over [0, n): on this thread up to `grain` elements, else across TBB's.
 template <class F>
 void parallel_for(int64_t n, int64_t grain, const F& f) {
@@ -61,8 +79,7 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
     f(int64_t{0}, n);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
-                    [&f](const tbb::blocked_range<int64_t>& r) { f(r.begin(), r.end()); });
+  parallel_for_tbb(n, grain, RangeFn(f));
 }
 
 // ---- dtype dispatch -----------------------------------------------------------------------------
@@ -99,6 +116,23 @@ void visit(int32_t dtype, F&& f) {
 void half_to_float(const Half* src, float* dst, int64_t n);
 void float_to_half(const float* src, Half* dst, int64_t n);
 
+// bfloat16 <-> float written as plain integer arithmetic, so that GCC vectorizes it (the same
+// rounding as BFloat16's constructor: to nearest even, NaN stays NaN).
+inline void bfloat16_to_float(const BFloat16* src, float* dst, int64_t n) {
+  const uint16_t* s = &src->bits;  // a standard-layout struct and its first member
+  for (int64_t i = 0; i < n; ++i) dst[i] = std::bit_cast<float>(static_cast<uint32_t>(s[i]) << 16);
+}
+
+inline void float_to_bfloat16(const float* src, BFloat16* dst, int64_t n) {
+  uint16_t* d = &dst->bits;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t x = std::bit_cast<uint32_t>(src[i]);
+    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    uint32_t nan = (x >> 16) | 0x40u;
+    d[i] = static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+  }
+}
+
 // dst[i] = compute_t<T>(element i of the run at src with byte step `step`).
 template <class T>
 inline void load_chunk(const char* src, int64_t step, int64_t n, compute_t<T>* dst) {
@@ -106,9 +140,16 @@ inline void load_chunk(const char* src, int64_t step, int64_t n, compute_t<T>* d
     const T* s = reinterpret_cast<const T*>(src);
     if constexpr (std::is_same_v<T, Half>) {
       half_to_float(s, dst, n);
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      bfloat16_to_float(s, dst, n);
     } else {
       for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<compute_t<T>>(s[i]);
     }
+    return;
+  }
+  if (step == 0) {  // a broadcast operand: convert once
+    const compute_t<T> v = static_cast<compute_t<T>>(*reinterpret_cast<const T*>(src));
+    for (int64_t i = 0; i < n; ++i) dst[i] = v;
     return;
   }
   for (int64_t i = 0; i < n; ++i) {
@@ -123,6 +164,8 @@ inline void store_chunk(char* dst, int64_t step, int64_t n, const compute_t<T>* 
     T* d = reinterpret_cast<T*>(dst);
     if constexpr (std::is_same_v<T, Half>) {
       float_to_half(src, d, n);
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      float_to_bfloat16(src, d, n);
     } else {
       for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(src[i]);
     }
@@ -136,6 +179,36 @@ template <class T, int64_t Size = kChunk>
 struct Buffer {
   Buffer() {}  // NOLINT: user-provided so that value-initialisation leaves v alone
   alignas(64) T v[Size];
+};
+
+// loop.run(0, numel, body), skipping run()'s index arithmetic when the whole loop is one run (a
+// contiguous or single-element loop: the common case, and the one whose overhead shows).
+template <int N, class F>
+void run_all(const sdk::StridedLoop<N>& loop, const kiln_tensor* const (&ops)[N], const F& body) {
+  const int64_t total = loop.numel();
+  if (total > 0 && loop.inner_size() == total) {
+    char* p[N];
+    int64_t step[N];
+    for (int k = 0; k < N; ++k) {
+      p[k] = static_cast<char*>(ops[k]->data);
+      step[k] = loop.inner_stride(k);
+    }
+    body(p, static_cast<const int64_t*>(step), total);
+    return;
+  }
+  loop.run(0, total, body);
+}
+
+// n elements of T: on the stack up to Small, from the heap beyond.
+template <class T, int64_t Small>
+class Scratch {
+ public:
+  explicit Scratch(int64_t n) : heap_(n > Small ? new T[static_cast<size_t>(n)] : nullptr) {}
+  T* get() { return heap_ ? heap_.get() : stack_.v; }
+
+ private:
+  Buffer<T, Small> stack_;
+  std::unique_ptr<T[]> heap_;
 };
 
 // ---- elementwise map ----------------------------------------------------------------------------
@@ -166,7 +239,9 @@ inline void map_chunked(const F& f, char* const* p, const int64_t* step, int64_t
     int64_t m = std::min(kChunk, n - off);
     (load_chunk<In>(p[I + 1] + off * step[I + 1], step[I + 1], m, std::get<I>(in_buf).v), ...);
     compute_t<Out>* o = out_buf.v;
-    for (int64_t i = 0; i < m; ++i) o[i] = static_cast<compute_t<Out>>(f(std::get<I>(in_buf).v[i]...));
+    for (int64_t i = 0; i < m; ++i) {
+      o[i] = static_cast<compute_t<Out>>(f(std::get<I>(in_buf).v[i]...));
+    }
     store_chunk<Out>(p[0] + off * step[0], step[0], m, o);
   }
 }
@@ -221,7 +296,7 @@ void map(const F& f, const kiln_tensor& out,
     };
     int64_t total = loop.numel();
     if (total <= grain) {
-      loop.run(0, total, body);
+      run_all(loop, ops, body);
       return;
     }
     parallel_for(total, grain, [&](int64_t b, int64_t e) { loop.run(b, e, body); });

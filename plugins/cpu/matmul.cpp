@@ -35,9 +35,9 @@ dnnl::engine& engine() {
 }
 
 // A 64-byte aligned buffer that grows and is reused by one thread.
-class Scratch {
+class Scratchpad {
  public:
-  ~Scratch() { std::free(data_); }
+  ~Scratchpad() { std::free(data_); }
   void* get(size_t bytes) {
     if (bytes > size_) {
       std::free(data_);
@@ -158,7 +158,7 @@ bool onednn_matmul(MatmulShape s, int32_t dtype, bool batched, const void* a, co
   auto p = get_primitive(s, dtype, batched, batch_a, batch_b);
   if (!p->ok) return false;
   thread_local dnnl::stream stream(engine());
-  thread_local Scratch scratch;
+  thread_local Scratchpad scratch;
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, memory(p->a, engine(), const_cast<void*>(a))},
       {DNNL_ARG_WEIGHTS, memory(p->b, engine(), const_cast<void*>(b))},

@@ -47,9 +47,15 @@ void uniform_kernel(const Call& call) {
         return sdk::uniform_double(w[0], w[1]) * (to - from) + from;
       });
     } else {
+      // as many random bits as T's mantissa holds, so rounding on store never reaches `to`
+      constexpr int kBits = std::is_same_v<T, sdk::BFloat16> ? 8
+                            : std::is_same_v<T, sdk::Half>   ? 11
+                                                             : 24;
       const float lo = static_cast<float>(from), range = static_cast<float>(to) - lo;
-      generate<T>(call.output(0), seed_of(call), offset_of(call),
-                  [=](const Words& w) { return sdk::uniform_float(w[0]) * range + lo; });
+      generate<T>(call.output(0), seed_of(call), offset_of(call), [=](const Words& w) {
+        float u = static_cast<float>(w[0] >> (32 - kBits)) * (1.0f / static_cast<float>(1u << kBits));
+        return u * range + lo;
+      });
     }
   });
 }

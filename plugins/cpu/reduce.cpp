@@ -14,7 +14,7 @@ namespace {
 using sdk::kernel;
 
 constexpr int64_t kLeaf = 1024;     // contiguous elements summed directly before splitting
-constexpr int64_t kColBlock = 512;  // columns accumulated together in the outer layout
+constexpr int64_t kColSpan = 4096;  // columns accumulated together in the outer layout
 constexpr int64_t kSlice = 16384;   // elements per parallel slice of one large reduction
 constexpr int kLevels = 4;          // cascade levels; each folds 16 entries of the one below
 constexpr int kFan = 16;
@@ -39,7 +39,7 @@ struct Sum {
       return static_cast<acc_t>(static_cast<int64_t>(x));  // sign-extend, then wrap
     }
   }
-  static acc_t combine(acc_t a, acc_t b) { return a + b; }
+  template <class V> static V combine(V a, V b) { return a + b; }
   static C finish(acc_t a) { return static_cast<C>(a); }
 };
 
@@ -47,7 +47,7 @@ template <class T>
 struct Prod : Sum<T> {
   using typename Sum<T>::acc_t;
   static acc_t identity() { return acc_t(1); }
-  static acc_t combine(acc_t a, acc_t b) { return a * b; }
+  template <class V> static V combine(V a, V b) { return a * b; }
 };
 
 template <class T>
@@ -58,7 +58,7 @@ struct AMax {
   static constexpr bool kNeedsElements = true;
   static acc_t identity() { return lowest_value<C>(); }
   static acc_t load(C x) { return x; }
-  static acc_t combine(acc_t a, acc_t b) { return nan_max(a, b); }
+  template <class V> static V combine(V a, V b) { return nan_max(a, b); }
   static C finish(acc_t a) { return a; }
 };
 
@@ -66,7 +66,7 @@ template <class T>
 struct AMin : AMax<T> {
   using typename AMax<T>::acc_t;
   static acc_t identity() { return highest_value<acc_t>(); }
-  static acc_t combine(acc_t a, acc_t b) { return nan_min(a, b); }
+  template <class V> static V combine(V a, V b) { return nan_min(a, b); }
 };
 
 template <class T>
@@ -76,14 +76,14 @@ struct All {  // bool only; bytes so that the loops vectorize
   static constexpr bool kNeedsElements = false;
   static acc_t identity() { return 1; }
   static acc_t load(bool x) { return x; }
-  static acc_t combine(acc_t a, acc_t b) { return a & b; }
+  template <class V> static V combine(V a, V b) { return a & b; }
   static bool finish(acc_t a) { return a != 0; }
 };
 
 template <class T>
 struct Any : All<T> {
   static uint8_t identity() { return 0; }
-  static uint8_t combine(uint8_t a, uint8_t b) { return a | b; }
+  template <class V> static V combine(V a, V b) { return a | b; }
 };
 
 // ---- building blocks ----------------------------------------------------------------------------
@@ -92,6 +92,13 @@ struct Any : All<T> {
 template <class Op, class E>
 typename Op::acc_t reduce_contiguous(const E* x, int64_t n) {
   using A = typename Op::acc_t;
+  auto combine = [](auto a, auto b) { return Op::combine(a, b); };
+  if constexpr (std::is_same_v<E, bool> && std::is_same_v<A, uint8_t>) {  // all, any
+    return fold(reinterpret_cast<const uint8_t*>(x), n, Op::identity(), combine);
+  } else if constexpr (std::is_same_v<E, A> && !std::is_same_v<A, bool>) {
+    return fold(x, n, Op::identity(), combine);
+  }
+  // the rest convert each element (integer sums and products widen to 64 bits): plain lanes
   constexpr int kLanes = 64 / sizeof(A) < 8 ? 8 : 64 / sizeof(A);
   A lane[kLanes];
   for (int j = 0; j < kLanes; ++j) lane[j] = Op::identity();
@@ -99,7 +106,7 @@ typename Op::acc_t reduce_contiguous(const E* x, int64_t n) {
   for (; i + kLanes <= n; i += kLanes) {
     for (int j = 0; j < kLanes; ++j) lane[j] = Op::combine(lane[j], Op::load(x[i + j]));
   }
-  for (int j = 0; i < n; ++i, ++j) lane[j] = Op::combine(lane[j], Op::load(x[i]));
+  for (; i < n; ++i) lane[0] = Op::combine(lane[0], Op::load(x[i]));
   for (int w = kLanes / 2; w > 0; w /= 2) {
     for (int j = 0; j < w; ++j) lane[j] = Op::combine(lane[j], lane[j + w]);
   }
@@ -119,8 +126,11 @@ typename Op::acc_t reduce_run(const char* x, int64_t n, int64_t step) {
     if constexpr (Op::kCascade) {
       int64_t half = ((n + 1) / 2 + leaf - 1) / leaf * leaf;
       if (half >= n) half = kChunk;
-      return Op::combine(reduce_run<Op, T>(x, half, step),
-                         reduce_run<Op, T>(x + half * step, n - half, step));
+      // in address order (as arguments the halves could run backwards, which defeats the
+      // hardware prefetcher)
+      typename Op::acc_t left = reduce_run<Op, T>(x, half, step);
+      typename Op::acc_t right = reduce_run<Op, T>(x + half * step, n - half, step);
+      return Op::combine(left, right);
     } else {
       typename Op::acc_t acc = Op::identity();
       for (int64_t off = 0; off < n; off += kChunk) {
@@ -134,45 +144,54 @@ typename Op::acc_t reduce_run(const char* x, int64_t n, int64_t step) {
   return reduce_contiguous<Op>(buf.v, n);
 }
 
-// Folds vectors of w accumulators added one at a time, in levels of kFan, so that each entry
-// takes part in about kLevels * kFan additions however many are added (one level without cascade).
-template <class Op, int64_t Width>
+// Folds rows of w accumulators added one at a time, in levels of kFan, so that each entry takes
+// part in about kLevels * kFan additions however many rows are added (one level without
+// cascade). Storage for its levels is the caller's: levels() * w accumulators.
+template <class Op>
 class Cascade {
  public:
   using A = typename Op::acc_t;
-  static constexpr int kUsed = Op::kCascade ? kLevels : 1;
+  static constexpr int levels() { return Op::kCascade ? kLevels : 1; }
 
-  explicit Cascade(int64_t w) : w_(w) {
-    for (int l = 0; l < kUsed; ++l) reset(l);
+  Cascade(int64_t w, A* storage) : w_(w), level_(storage) {
+    for (int l = 0; l < levels(); ++l) reset(l);
   }
 
-  // level 0 += f(j) for j < w, then fold full levels upward
+  // level 0 += f(j) for j in [j0, j0 + n): a slice of the row being added
   template <class F>
-  void add(const F& f) {
-    A* l0 = level_[0].v;
-    for (int64_t j = 0; j < w_; ++j) l0[j] = Op::combine(l0[j], f(j));
-    for (int l = 0; l + 1 < kUsed && ++count_[l] == kFan; ++l) {
+  void add(int64_t j0, int64_t n, const F& f) {
+    A* l0 = level_ + j0;
+    for (int64_t j = 0; j < n; ++j) l0[j] = Op::combine(l0[j], f(j));
+  }
+
+  // the row is complete: fold the levels that are full
+  void end_row() {
+    for (int l = 0; l + 1 < levels() && ++count_[l] == kFan; ++l) {
       fold(l);
       count_[l] = 0;
     }
   }
 
   void result(A* out) {
-    for (int l = 0; l + 1 < kUsed; ++l) fold(l);
-    for (int64_t j = 0; j < w_; ++j) out[j] = level_[kUsed - 1].v[j];
+    for (int l = 0; l + 1 < levels(); ++l) fold(l);
+    const A* top = level_ + (levels() - 1) * w_;
+    for (int64_t j = 0; j < w_; ++j) out[j] = top[j];
   }
 
  private:
   void reset(int l) {
-    for (int64_t j = 0; j < w_; ++j) level_[l].v[j] = Op::identity();
+    A* v = level_ + l * w_;
+    for (int64_t j = 0; j < w_; ++j) v[j] = Op::identity();
   }
   void fold(int l) {
-    for (int64_t j = 0; j < w_; ++j) level_[l + 1].v[j] = Op::combine(level_[l + 1].v[j], level_[l].v[j]);
+    A* up = level_ + (l + 1) * w_;
+    const A* down = level_ + l * w_;
+    for (int64_t j = 0; j < w_; ++j) up[j] = Op::combine(up[j], down[j]);
     reset(l);
   }
 
   int64_t w_;
-  Buffer<A, Width> level_[kUsed];
+  A* level_;
   int count_[kLevels] = {};
 };
 
@@ -186,7 +205,9 @@ typename Op::acc_t tree_combine(const typename Op::acc_t* v, int64_t n) {
 
 template <class Op, class T>
 void store(char* out, int64_t step, int64_t w, const typename Op::acc_t* acc) {
-  for (int64_t j = 0; j < w; ++j) *reinterpret_cast<T*>(out + j * step) = static_cast<T>(Op::finish(acc[j]));
+  for (int64_t j = 0; j < w; ++j) {
+    *reinterpret_cast<T*>(out + j * step) = static_cast<T>(Op::finish(acc[j]));
+  }
 }
 
 // ---- inner layout -------------------------------------------------------------------------------
@@ -198,11 +219,13 @@ typename Op::acc_t reduce_range(const char* x, const ReducePlan& p, int64_t lo, 
   const int64_t run = p.red_size[last], step = p.red_x[last];
   Odometer<1> outer(last, p.red_size, {p.red_x});
   outer.seek(lo / run);
-  Cascade<Op, 1> acc(1);
+  typename Op::acc_t storage[kLevels];
+  Cascade<Op> acc(1, storage);
   for (int64_t j = lo % run; lo < hi; j = 0, outer.next()) {
     int64_t n = std::min(run - j, hi - lo);
     typename Op::acc_t r = reduce_run<Op, T>(x + outer.off[0] + j * step, n, step);
-    acc.add([r](int64_t) { return r; });
+    acc.add(0, 1, [r](int64_t) { return r; });
+    acc.end_row();
     lo += n;
   }
   typename Op::acc_t result = Op::identity();
@@ -245,27 +268,32 @@ void reduce_inner(const ReducePlan& p, const char* x, char* out) {
 
 // ---- outer layout -------------------------------------------------------------------------------
 
-// result[j] = reduction over rows [r0, r1) of the w columns at x (column byte step cs).
+// result[j] = reduction over rows [r0, r1) of the w columns at x (column byte step cs). Whole
+// rows of the span are read in address order, which the hardware prefetcher follows.
 template <class Op, class T>
 void reduce_rows(const char* x, const ReducePlan& p, int64_t r0, int64_t r1, int64_t w,
                  int64_t cs, typename Op::acc_t* result) {
+  using A = typename Op::acc_t;
+  Scratch<A, 1024> storage(Cascade<Op>::levels() * w);
+  Cascade<Op> acc(w, storage.get());
   Odometer<1> rows(p.nred, p.red_size, {p.red_x});
   rows.seek(r0);
-  Cascade<Op, kColBlock> acc(w);
-  Buffer<compute_t<T>, kColBlock> buf;
+  Buffer<compute_t<T>> buf;
   const bool direct = !is_16bit_float_v<T> && cs == static_cast<int64_t>(sizeof(T));
   for (int64_t r = r0; r < r1; ++r, rows.next()) {
     const char* row = x + rows.off[0];
-    if constexpr (!is_16bit_float_v<T>) {
-      if (direct) {
-        const T* v = reinterpret_cast<const T*>(row);
-        acc.add([v](int64_t j) { return Op::load(v[j]); });
-        continue;
+    if (direct) {
+      const T* v = reinterpret_cast<const T*>(row);
+      acc.add(0, w, [v](int64_t j) { return Op::load(static_cast<compute_t<T>>(v[j])); });
+    } else {  // 16-bit floats converted, strided columns gathered, a chunk at a time
+      for (int64_t j0 = 0; j0 < w; j0 += kChunk) {
+        const int64_t n = std::min(kChunk, w - j0);
+        load_chunk<T>(row + j0 * cs, cs, n, buf.v);
+        const compute_t<T>* v = buf.v;
+        acc.add(j0, n, [v](int64_t j) { return Op::load(v[j]); });
       }
     }
-    load_chunk<T>(row, cs, w, buf.v);
-    const compute_t<T>* v = buf.v;
-    acc.add([v](int64_t j) { return Op::load(v[j]); });
+    acc.end_row();
   }
   acc.result(result);
 }
@@ -275,42 +303,43 @@ void reduce_outer(const ReducePlan& p, const char* x, char* out) {
   using A = typename Op::acc_t;
   const int last = p.nkept - 1;
   const int64_t width = p.kept_size[last], cs = p.kept_x[last], os = p.kept_out[last];
-  const int64_t blocks = (width + kColBlock - 1) / kColBlock;
+  const int64_t span = std::min(width, kColSpan);
+  const int64_t blocks = (width + span - 1) / span;
   const int64_t tasks = p.outputs / width * blocks;
   const int64_t rows = p.reduced;
   Odometer<2> planes(last, p.kept_size, {p.kept_x, p.kept_out});
   if (tasks >= 4 || p.outputs * rows <= 2 * kGrain) {
-    int64_t grain = std::max<int64_t>(1, kGrain / (rows * std::min(width, kColBlock)));
-    parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
+    parallel_for(tasks, std::max<int64_t>(1, kGrain / (rows * span)), [&](int64_t b, int64_t e) {
       Odometer<2> plane = planes;
+      Scratch<A, 256> acc(span);
       for (int64_t t = b; t < e; ++t) {
         plane.seek(t / blocks);
-        int64_t c0 = t % blocks * kColBlock, w = std::min(kColBlock, width - c0);
-        Buffer<A, kColBlock> acc;
-        reduce_rows<Op, T>(x + plane.off[0] + c0 * cs, p, 0, rows, w, cs, acc.v);
-        store<Op, T>(out + plane.off[1] + c0 * os, os, w, acc.v);
+        int64_t c0 = t % blocks * span, w = std::min(span, width - c0);
+        reduce_rows<Op, T>(x + plane.off[0] + c0 * cs, p, 0, rows, w, cs, acc.get());
+        store<Op, T>(out + plane.off[1] + c0 * os, os, w, acc.get());
       }
     });
     return;
   }
-  // few column blocks and many rows: fixed slices of rows in parallel, combined in order
+  // few spans and many rows: fixed slices of rows in parallel, combined in order
   for (int64_t t = 0; t < tasks; ++t) {
     planes.seek(t / blocks);
-    int64_t c0 = t % blocks * kColBlock, w = std::min(kColBlock, width - c0);
+    int64_t c0 = t % blocks * span, w = std::min(span, width - c0);
     const int64_t slices = std::min<int64_t>(16, std::max<int64_t>(1, rows * w / kSlice));
-    std::unique_ptr<A[]> partial(new A[static_cast<size_t>(slices * w)]);  // A may be bool
+    std::unique_ptr<A[]> partial(new A[static_cast<size_t>((slices + 1) * w)]);
     parallel_for(slices, 1, [&](int64_t b, int64_t e) {
       for (int64_t s = b; s < e; ++s) {
-        reduce_rows<Op, T>(x + planes.off[0] + c0 * cs, p, rows * s / slices, rows * (s + 1) / slices,
-                           w, cs, partial.get() + s * w);
+        const int64_t r0 = rows * s / slices, r1 = rows * (s + 1) / slices;
+        reduce_rows<Op, T>(x + planes.off[0] + c0 * cs, p, r0, r1, w, cs, partial.get() + s * w);
       }
     });
-    Buffer<A, kColBlock> acc, column;
+    A* acc = partial.get() + slices * w;
+    A column[16];
     for (int64_t j = 0; j < w; ++j) {
-      for (int64_t s = 0; s < slices; ++s) column.v[s] = partial[static_cast<size_t>(s * w + j)];
-      acc.v[j] = tree_combine<Op>(column.v, slices);
+      for (int64_t s = 0; s < slices; ++s) column[s] = partial[static_cast<size_t>(s * w + j)];
+      acc[j] = tree_combine<Op>(column, slices);
     }
-    store<Op, T>(out + planes.off[1] + c0 * os, os, w, acc.v);
+    store<Op, T>(out + planes.off[1] + c0 * os, os, w, acc);
   }
 }
 

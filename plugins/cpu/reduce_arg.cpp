@@ -9,21 +9,28 @@ namespace {
 
 using sdk::kernel;
 
-constexpr int64_t kColBlock = 256;
+constexpr int64_t kColSpan = 4096;  // columns compared together in the outer layout
 constexpr int64_t kSlice = 16384;
 
 template <class T, bool Max>
 struct Extreme {
   using C = compute_t<T>;
-  // v replaces best: strictly more extreme, or the first NaN
+  // v replaces best: strictly more extreme, or the first NaN (no || and &&: see nan_max)
   static bool better(C v, C best) {
     if constexpr (Max) {
-      return v > best || (is_nan(v) && !is_nan(best));
+      return (v > best) | (is_nan(v) & !is_nan(best));
     } else {
-      return v < best || (is_nan(v) && !is_nan(best));
+      return (v < best) | (is_nan(v) & !is_nan(best));
     }
   }
-  static C pick(C a, C b) { return Max ? nan_max(a, b) : nan_min(a, b); }
+  template <class V>
+  static V pick(V a, V b) {
+    if constexpr (Max) {
+      return nan_max(a, b);
+    } else {
+      return nan_min(a, b);
+    }
+  }
 };
 
 template <class C>
@@ -35,6 +42,9 @@ struct Found {
 // The extreme of n >= 1 contiguous values, with independent lanes.
 template <class X, class C>
 C chunk_extreme(const C* v, int64_t n) {
+  if constexpr (!std::is_same_v<C, bool>) {
+    return fold(v, n, v[0], [](auto a, auto b) { return X::pick(a, b); });
+  }
   constexpr int kLanes = 64 / sizeof(C) < 8 ? 8 : 64 / sizeof(C);
   C lane[kLanes];
   for (int j = 0; j < kLanes; ++j) lane[j] = v[0];
@@ -42,7 +52,7 @@ C chunk_extreme(const C* v, int64_t n) {
   for (; i + kLanes <= n; i += kLanes) {
     for (int j = 0; j < kLanes; ++j) lane[j] = X::pick(lane[j], v[i + j]);
   }
-  for (int j = 0; i < n; ++i, ++j) lane[j] = X::pick(lane[j], v[i]);
+  for (; i < n; ++i) lane[0] = X::pick(lane[0], v[i]);
   for (int w = kLanes / 2; w > 0; w /= 2) {
     for (int j = 0; j < w; ++j) lane[j] = X::pick(lane[j], lane[j + w]);
   }
@@ -170,43 +180,90 @@ void arg_inner(const ArgPlan& p, const char* x, char* values, char* indices) {
   }
 }
 
-// dim is outer to a kept dimension: whole rows compared against a vector of best values
+// best[j] and index[j] over rows [r0, r1) of the w columns at x (column byte step cs): whole rows
+// of the span are compared against the vector of best values, in address order.
+template <class T, bool Max>
+void arg_rows(const ArgPlan& p, const char* x, int64_t r0, int64_t r1, int64_t w, int64_t cs,
+              compute_t<T>* best, int64_t* index) {
+  using X = Extreme<T, Max>;
+  Buffer<compute_t<T>> row;
+  for (int64_t j0 = 0; j0 < w; j0 += kChunk) {
+    load_chunk<T>(x + r0 * p.step + j0 * cs, cs, std::min(kChunk, w - j0), best + j0);
+  }
+  for (int64_t j = 0; j < w; ++j) index[j] = r0;
+  for (int64_t r = r0 + 1; r < r1; ++r) {
+    for (int64_t j0 = 0; j0 < w; j0 += kChunk) {
+      const int64_t m = std::min(kChunk, w - j0);
+      load_chunk<T>(x + r * p.step + j0 * cs, cs, m, row.v);
+      compute_t<T>* b = best + j0;
+      int64_t* ix = index + j0;
+      for (int64_t j = 0; j < m; ++j) {
+        bool replace = X::better(row.v[j], b[j]);
+        b[j] = replace ? row.v[j] : b[j];
+        ix[j] = replace ? r : ix[j];
+      }
+    }
+  }
+}
+
+// dim is outer to a kept dimension: spans of columns, or fixed slices of rows when there are few
+// spans, in parallel
 template <class T, bool Max>
 void arg_outer(const ArgPlan& p, const char* x, char* values, char* indices) {
-  using X = Extreme<T, Max>;
   using C = compute_t<T>;
   const int last = p.nkept - 1;
   const int64_t width = p.size[last], cs = p.x[last];
-  const int64_t blocks = (width + kColBlock - 1) / kColBlock;
+  const int64_t span = std::min(width, kColSpan);
+  const int64_t blocks = (width + span - 1) / span;
   const int64_t tasks = p.outputs / width * blocks;
   Odometer<3> planes(last, p.size, {p.x, p.values, p.indices});
-  const int64_t grain = std::max<int64_t>(1, kGrain / (p.run * std::min(width, kColBlock)));
-  parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
-    Odometer<3> plane = planes;
-    Buffer<C, kColBlock> best, row;
-    Buffer<int64_t, kColBlock> index;
-    for (int64_t t = b; t < e; ++t) {
-      plane.seek(t / blocks);
-      int64_t c0 = t % blocks * kColBlock, w = std::min(kColBlock, width - c0);
-      const char* base = x + plane.off[0] + c0 * cs;
-      load_chunk<T>(base, cs, w, best.v);
-      for (int64_t j = 0; j < w; ++j) index.v[j] = 0;
-      for (int64_t r = 1; r < p.run; ++r) {
-        load_chunk<T>(base + r * p.step, cs, w, row.v);
-        for (int64_t j = 0; j < w; ++j) {
-          bool replace = X::better(row.v[j], best.v[j]);
-          best.v[j] = replace ? row.v[j] : best.v[j];
-          index.v[j] = replace ? r : index.v[j];
+  auto store = [&](const Odometer<3>& plane, int64_t c0, int64_t w, const C* best,
+                   const int64_t* index) {
+    for (int64_t j = 0; j < w; ++j) {
+      *reinterpret_cast<T*>(values + plane.off[1] + (c0 + j) * p.values[last]) =
+          static_cast<T>(best[j]);
+      *reinterpret_cast<int64_t*>(indices + plane.off[2] + (c0 + j) * p.indices[last]) =
+          index[j];
+    }
+  };
+  if (tasks >= 4 || p.outputs * p.run <= 2 * kGrain) {
+    const int64_t grain = std::max<int64_t>(1, kGrain / (p.run * span));
+    parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
+      Odometer<3> plane = planes;
+      Scratch<C, 256> best(span);
+      Scratch<int64_t, 256> index(span);
+      for (int64_t t = b; t < e; ++t) {
+        plane.seek(t / blocks);
+        int64_t c0 = t % blocks * span, w = std::min(span, width - c0);
+        arg_rows<T, Max>(p, x + plane.off[0] + c0 * cs, 0, p.run, w, cs, best.get(), index.get());
+        store(plane, c0, w, best.get(), index.get());
+      }
+    });
+    return;
+  }
+  for (int64_t t = 0; t < tasks; ++t) {
+    planes.seek(t / blocks);
+    int64_t c0 = t % blocks * span, w = std::min(span, width - c0);
+    const int64_t slices = std::min<int64_t>(16, std::max<int64_t>(1, p.run * w / kSlice));
+    std::unique_ptr<C[]> best(new C[static_cast<size_t>(slices * w)]);
+    std::unique_ptr<int64_t[]> index(new int64_t[static_cast<size_t>(slices * w)]);
+    const char* base = x + planes.off[0] + c0 * cs;
+    parallel_for(slices, 1, [&](int64_t b, int64_t e) {
+      for (int64_t s = b; s < e; ++s) {
+        arg_rows<T, Max>(p, base, p.run * s / slices, p.run * (s + 1) / slices, w, cs,
+                         best.get() + s * w, index.get() + s * w);
+      }
+    });
+    for (int64_t s = 1; s < slices; ++s) {  // in order: the earliest slice wins ties
+      for (int64_t j = 0; j < w; ++j) {
+        if (Extreme<T, Max>::better(best[s * w + j], best[j])) {
+          best[j] = best[s * w + j];
+          index[j] = index[s * w + j];
         }
       }
-      for (int64_t j = 0; j < w; ++j) {
-        *reinterpret_cast<T*>(values + plane.off[1] + (c0 + j) * p.values[last]) =
-            static_cast<T>(best.v[j]);
-        *reinterpret_cast<int64_t*>(indices + plane.off[2] + (c0 + j) * p.indices[last]) =
-            index.v[j];
-      }
     }
-  });
+    store(planes, c0, w, best.get(), index.get());
+  }
 }
 
 template <bool Max>

@@ -40,5 +40,7 @@ void register_reduce_arg(KernelTable& table); // reduce_arg.cpp
 void register_index(KernelTable& table);      // index.cpp
 void register_matmul(KernelTable& table);     // matmul.cpp
 void register_random(KernelTable& table);     // random.cpp
+void register_conv(KernelTable& table);       // conv.cpp
+void register_scatter(KernelTable& table);    // scatter.cpp
 
 }  // namespace kiln::cpu

@@ -49,7 +49,7 @@ struct Sign {
     if constexpr (std::is_same_v<C, bool> || std::is_unsigned_v<C>) {
       return x > C(0) ? C(1) : C(0);
     } else if constexpr (std::is_floating_point_v<C>) {
-      return x > 0 ? C(1) : (x < 0 ? C(-1) : (x == 0 ? C(0) : x));  // NaN stays NaN
+      return x > 0 ? C(1) : (x < 0 ? C(-1) : C(0));  // NaN gives 0, as PyTorch
     } else {
       return static_cast<C>((x > 0) - (x < 0));
     }

@@ -1,5 +1,5 @@
 // A plugin built for the next major ABI: the core must refuse it without calling its probe or
-// init. (A plugin for an older minor, which must load, needs a core with KILN_ABI_MINOR > 0.)
+// init.
 #include <kiln/sdk/plugin.h>
 
 extern "C" {

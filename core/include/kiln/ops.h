@@ -166,6 +166,22 @@ KILN_API Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b,
                       const Scalar& beta = 1, const Scalar& alpha = 1);
 KILN_API Tensor dot(const Tensor& a, const Tensor& b);
 
+// --- convolution -----------------------------------------------------------------------------
+// 2-D cross-correlation of input [N, C, H, W] with weight [O, C / groups, kH, kW], plus bias [O]
+// when defined: out [N, O, oH, oW], oH = (H + 2 * padding - dilation * (kH - 1) - 1) / stride + 1.
+// stride, padding and dilation take one value for both dimensions or two.
+KILN_API Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+                       IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef dilation = 1,
+                       int64_t groups = 1);
+// The gradient of conv2d's input [N, C, H, W] (input_sizes) from grad_output [N, O, oH, oW].
+KILN_API Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight,
+                                      IntArrayRef input_sizes, IntArrayRef stride,
+                                      IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+// The gradient of conv2d's weight (weight_sizes) from grad_output and the input.
+KILN_API Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input,
+                                       IntArrayRef weight_sizes, IntArrayRef stride,
+                                       IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+
 // --- shapes and copies -----------------------------------------------------------------------
 KILN_API Tensor cat(TensorList tensors, int64_t dim = 0);
 KILN_API Tensor stack(TensorList tensors, int64_t dim = 0);
@@ -182,6 +198,12 @@ KILN_API Tensor select(const Tensor& x, int64_t dim, int64_t index);
 KILN_API Tensor repeat(const Tensor& x, IntArrayRef repeats);
 KILN_API Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 KILN_API Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+// x with source's slices added at `index` (1-D int64/int32) along dim: out[..., index[i], ...] +=
+// source[..., i, ...]. Repeated indices accumulate. The gradient of index_select.
+KILN_API Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+// x with src added where index (int64, same rank) points along dim: for dim 0,
+// out[index[i][j]][j] += src[i][j]. Repeated indices accumulate. The gradient of gather.
+KILN_API Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 // One-hot int64 encoding of class indices; num_classes = max + 1 when -1.
 KILN_API Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 KILN_API Tensor tril(const Tensor& x, int64_t diagonal = 0);

@@ -14,7 +14,8 @@ class TensorOptions {
   TensorOptions() = default;
   TensorOptions(ScalarType dtype) : dtype_(dtype) {}  // NOLINT: as libtorch
   TensorOptions(Device device) : device_(device) {}  // NOLINT: as libtorch
-  TensorOptions(DeviceType type) : device_(Device(type)) {}  // NOLINT: as libtorch
+  // explicit: DeviceType is an integer, and `zeros({2}, 1)` must not mean a device
+  explicit TensorOptions(DeviceType type) : device_(Device(type)) {}
 
   TensorOptions dtype(ScalarType d) const {
     TensorOptions o = *this;

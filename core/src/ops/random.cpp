@@ -84,6 +84,18 @@ void manual_seed(uint64_t seed) {
   g.offset = 0;
 }
 
+Tensor& Tensor::uniform_(double from, double to) {
+  KILN_CHECK_VALUE(from <= to, "uniform_: expects from <= to, but got from=", from, " > to=", to);
+  detail::uniform__op(*this, from, to);
+  return *this;
+}
+
+Tensor& Tensor::normal_(double mean, double std) {
+  KILN_CHECK_VALUE(std >= 0.0, "normal_: expects std >= 0.0, but found std ", std);
+  detail::normal__op(*this, mean, std);
+  return *this;
+}
+
 Tensor rand(IntArrayRef sizes, const TensorOptions& options) {
   Tensor t = empty(sizes, options.requires_grad(false));
   detail::uniform__op(t, 0.0, 1.0);

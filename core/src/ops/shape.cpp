@@ -233,3 +233,41 @@ Tensor Tensor::tril(int64_t diagonal) const { return kiln::tril(*this, diagonal)
 Tensor Tensor::triu(int64_t diagonal) const { return kiln::triu(*this, diagonal); }
 
 }  // namespace kiln
+
+// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
+// gather and index_select read x at indices; their gradients add g back at the same indices
+// (scatter_add, index_add in scatter.cpp), so repeated indices accumulate.
+namespace kiln::detail {
+namespace {
+
+Tensor index_autograd(const IndexOp& op, const Tensor& x, int64_t dim, const Tensor& index) {
+  Tensor out;
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    out = op(x, dim, index);
+  }
+  bool is_gather = op.name()[0] == 'g';
+  DimVector sizes(x.sizes());
+  autograd::detail::record_simple(
+      is_gather ? "GatherBackward0" : "IndexSelectBackward0", x, out,
+      [is_gather, sizes, dim, index](const Tensor& g) {
+        // a 0-dim x is seen as one element along dim, as the forward does
+        DimVector sizes1 = sizes.empty() ? DimVector{1} : sizes;
+        Tensor zero = zeros(sizes1, g.options());
+        Tensor idx = index.dim() == 0 ? index.reshape({1}) : index;
+        Tensor grad = g.dim() == 0 ? g.reshape({1}) : g;
+        Tensor r = is_gather ? scatter_add(zero, dim, idx, grad) : index_add(zero, dim, idx, grad);
+        return r.reshape(sizes);
+      },
+      /*view=*/false);
+  return out;
+}
+
+const bool shape_backwards_registered = [] {
+  gather_op.set_kernel(DispatchKey::Autograd, index_autograd);
+  index_select_op.set_kernel(DispatchKey::Autograd, index_autograd);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln::detail

@@ -6,6 +6,9 @@
  * (kiln_plugin_init) through a table of host functions (kiln_host). A plugin does not link
  * against the core.
  *
+ * What a data-source plugin registers (ABI 1.1): sources by scheme ("tar") and decoders by file
+ * extension ("png"); see "Data sources and decoders" below and docs/writing-a-data-source.md.
+ *
  * What a device plugin registers:
  *   - a device type by name ("cpu", "cuda", "mydev") with its device operations
  *     (kiln_device_ops: count, describe, alloc, free, copy to and from host memory);
@@ -35,7 +38,7 @@
 #include <stdint.h>
 
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 0
+#define KILN_ABI_MINOR 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -138,7 +141,96 @@ typedef struct kiln_device_ops {
   int32_t cpu_fallback;
   /* default_device() picks the available device type with the highest priority (cpu: 0). */
   int32_t priority;
+  /* --- ABI 1.1 (the core reads these only when struct_size covers them) --- */
+  /* Page-locked host memory that copies to this device read fastest (the DataLoader's
+   * pin_memory); optional: NULL means the device has none, and pinning is a no-op. */
+  void* (*host_alloc)(void* self, size_t bytes);
+  /* Frees what host_alloc returned; required with host_alloc. */
+  void (*host_free)(void* self, void* ptr);
 } kiln_device_ops;
+
+/* --- Data sources and decoders (ABI 1.1) -----------------------------------------------------
+ *
+ * A data-source plugin reads one storage layout (tar shards, a folder of files, ...) and hands the
+ * core samples: a key and named byte fields, one per file extension ("jpg", "cls", "seg.png").
+ * Everything above one shard is the core's: expanding the user's shard list (brace patterns),
+ * splitting shards by rank and by worker, shuffling, decoding, batching, the error policy and
+ * resumption. A source therefore only lists shards, opens one, and walks it in order.
+ *
+ * A decoder turns one field's bytes into a value (a tensor, text, a number, or a nested list or
+ * map for formats such as JSON) by calling the kiln_decode_out functions the core hands it; the
+ * core picks the decoder by the field name's last extension ("seg.png" -> "png").
+ *
+ * Threads: open_shard and decoders are called from several DataLoader workers at once; one
+ * reader (what open_shard returned) is used by one thread at a time. Errors go through
+ * host->set_error on the calling thread, as for kernels; a source's message names the member and
+ * its byte offset, and the core adds the shard, the worker and the source. */
+
+/* One field of a sample: a member of the shard. */
+typedef struct kiln_field {
+  const char* name;    /* the extension, lower case, without the key: "jpg", "seg.png" */
+  const void* data;    /* the member's bytes; valid until the reader's next next() or close() */
+  uint64_t size;       /* in bytes */
+  uint64_t offset;     /* byte offset of the member's header in the shard, for messages */
+} kiln_field;
+
+/* One sample: the fields that share a key. The core sets struct_size before next(); a source
+ * fills the entries that struct_size covers. */
+typedef struct kiln_sample {
+  uint32_t struct_size;
+  const char* key;           /* the sample's key (becomes __key__): "train/000123" */
+  const kiln_field* fields;  /* n_fields fields, valid until the reader's next next() */
+  int32_t n_fields;
+  uint64_t offset;           /* byte offset of the sample's first member, for messages */
+} kiln_sample;
+
+/* What kiln_source_ops.next returns. */
+#define KILN_SAMPLE_END 0    /* no more samples in this shard */
+#define KILN_SAMPLE_OK 1     /* *out holds a sample */
+#define KILN_SAMPLE_ERROR (-1) /* the shard cannot be read further (error set) */
+#define KILN_SAMPLE_SKIP (-2)  /* this sample is bad (error set), the next one can be read */
+
+/* What a data source provides, registered by scheme ("tar") with host->register_source. `self`
+ * is the pointer the plugin passed there. */
+typedef struct kiln_source_ops {
+  uint32_t struct_size;
+  /* Lists the shards of one item of the user's spec (brace patterns already expanded by the
+   * core), calling emit(ctx, shard) for each in order; optional: NULL means the item is itself
+   * one shard. Returns 0, or non-zero after set_error. */
+  kiln_status (*list_shards)(void* self, const char* item, void (*emit)(void* ctx,
+                             const char* shard), void* ctx);
+  /* Opens one shard; returns a reader, or NULL after set_error (missing file, wrong format). */
+  void* (*open_shard)(void* self, const char* shard);
+  /* Reads the next sample into *out; returns a KILN_SAMPLE_* code. */
+  int32_t (*next)(void* reader, kiln_sample* out);
+  /* Closes a reader (after an error too). */
+  void (*close)(void* reader);
+} kiln_source_ops;
+
+/* Where a decoder writes its value: one call to tensor, text, integer, real, boolean or none, or
+ * begin_list/begin_map ... end around nested values (in a map, key before each value). The
+ * functions return 0, or non-zero after the core set an error; the decoder then returns it. */
+typedef struct kiln_decode_out {
+  uint32_t struct_size;
+  void* ctx; /* passed back to every function */
+  /* A contiguous row-major tensor of this dtype and shape: returns the memory to fill with its
+   * bytes (the core may place it straight into a batch), or NULL after setting an error. */
+  void* (*tensor)(void* ctx, int32_t dtype, int32_t ndim, const int64_t* sizes);
+  kiln_status (*text)(void* ctx, const char* data, uint64_t size); /* UTF-8 */
+  kiln_status (*integer)(void* ctx, int64_t value);
+  kiln_status (*real)(void* ctx, double value);
+  kiln_status (*boolean)(void* ctx, int32_t value);
+  kiln_status (*none)(void* ctx);
+  kiln_status (*begin_list)(void* ctx);
+  kiln_status (*begin_map)(void* ctx);
+  kiln_status (*key)(void* ctx, const char* data, uint64_t size); /* the next value's name */
+  kiln_status (*end)(void* ctx); /* closes the innermost list or map */
+} kiln_decode_out;
+
+/* Decodes one field's bytes. `name` is the field's full extension ("seg.png"). Returns 0, or
+ * non-zero after set_error (a message naming what is wrong with the bytes). */
+typedef kiln_status (*kiln_decode_fn)(const void* data, uint64_t size, const char* name,
+                                      const kiln_decode_out* out, void* user);
 
 /* Log levels for host->log. */
 #define KILN_LOG_DEBUG 0
@@ -160,6 +252,13 @@ typedef struct kiln_host {
   /* Sets this thread's error message; the core reads it when a call returns non-zero. */
   void (*set_error)(const char* message);
   void (*log)(int32_t level, const char* message);
+  /* --- ABI 1.1 (a plugin checks struct_size before it calls these) --- */
+  /* Registers a data source for "scheme:spec" strings; returns non-zero (with an error set) when
+   * another plugin has the scheme. `ops` and `self` must stay valid while the plugin is loaded. */
+  kiln_status (*register_source)(const char* scheme, const kiln_source_ops* ops, void* self);
+  /* Registers the decoder of fields whose last extension is `extension` ("png"); non-zero
+   * (with an error set) when another plugin decodes that extension. */
+  kiln_status (*register_decoder)(const char* extension, kiln_decode_fn fn, void* user);
 } kiln_host;
 
 /* What kiln_plugin_query returns: static data owned by the plugin. */
@@ -181,7 +280,8 @@ typedef struct kiln_plugin_info {
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void); /* no side effects */
 /* 1: can run here; 0: cannot (reason via host->set_error): the plugin is listed, not used. */
 KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host);
-/* Registers devices and kernels. Non-zero (with an error set): the plugin is refused. */
+/* Registers devices, kernels, sources and decoders. Non-zero (with an error set): the plugin is
+ * refused and everything it registered is removed. */
 KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host);
 
 #ifdef __cplusplus

@@ -1,0 +1,16 @@
+// kiln::nn — modules, their functional forms, initialisations and gradient utilities, as
+// libtorch's torch/nn.h.
+#pragma once
+
+#include <kiln/nn/functional.h>
+#include <kiln/nn/init.h>
+#include <kiln/nn/module.h>
+#include <kiln/nn/modules/activation.h>
+#include <kiln/nn/modules/container.h>
+#include <kiln/nn/modules/conv.h>
+#include <kiln/nn/modules/dropout.h>
+#include <kiln/nn/modules/embedding.h>
+#include <kiln/nn/modules/linear.h>
+#include <kiln/nn/modules/loss.h>
+#include <kiln/nn/modules/normalization.h>
+#include <kiln/nn/utils.h>

@@ -1,0 +1,42 @@
+// Activation modules: ReLU, Sigmoid, Tanh.
+#pragma once
+
+#include <kiln/nn/module.h>
+#include <kiln/nn/options.h>
+
+namespace kiln::nn {
+
+struct ReLUOptions {
+  ReLUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
+  KILN_ARG(bool, inplace);
+};
+
+// max(x, 0); in place on the input when options.inplace.
+class KILN_API ReLUImpl : public Module {
+ public:
+  explicit ReLUImpl(const ReLUOptions& options = {}) : options(options) {}
+  // relu(input).
+  Tensor forward(Tensor input);
+  void pretty_print(std::ostream& stream) const override;
+
+  ReLUOptions options;
+};
+KILN_MODULE(ReLU);
+
+// 1 / (1 + exp(-x)).
+class KILN_API SigmoidImpl : public Module {
+ public:
+  // sigmoid(input).
+  Tensor forward(const Tensor& input);
+};
+KILN_MODULE(Sigmoid);
+
+// tanh(x).
+class KILN_API TanhImpl : public Module {
+ public:
+  // tanh(input).
+  Tensor forward(const Tensor& input);
+};
+KILN_MODULE(Tanh);
+
+}  // namespace kiln::nn

@@ -1,0 +1,113 @@
+// The DataLoader's worker threads. Internal to libkiln_core.
+//
+// The thread that iterates (the "main" thread) hands each worker tasks through its own queue and
+// takes results from one table keyed by the task's sequence number; see epoch_run.h for the
+// order of tasks. Each epoch has a token: tasks and results of an earlier epoch are dropped, so a
+// pool of persistent workers moves to the next epoch without draining the last one.
+#pragma once
+
+#include <kiln/data/dataloader_options.h>
+#include <kiln/data/dataset.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace kiln::data::detail {
+
+// What every worker needs to know about one epoch. Immutable once the epoch has begun.
+struct EpochSpec {
+  uint64_t token = 0;
+  std::shared_ptr<Dataset> map_dataset;            // one of the two
+  std::shared_ptr<IterableDataset> iterable_dataset;
+  std::optional<int64_t> batch_size;               // nullopt: no batching
+  bool drop_last = false;
+  CollateFn collate_fn;                            // empty: collate()
+  WorkerInfo info;                                 // id and seed are set per worker
+  std::vector<int64_t> skip;                       // iterable: samples worker w skips first
+  bool track_provenance = false;
+  std::optional<Device> pin_device;
+};
+
+struct Task {
+  uint64_t token = 0;
+  int64_t seq = 0;
+  std::vector<int64_t> indices;  // map-style: the batch's indices
+};
+
+struct Result {
+  enum class Kind { Batch, End, Error };
+  int64_t seq = 0;
+  int64_t worker = 0;
+  Kind kind = Kind::End;
+  Sample batch;
+  int64_t samples = 0;  // in the batch
+  Sample provenance;    // the stream's take_provenance(), when tracked
+  std::exception_ptr error;
+};
+
+// Loads one task in the calling thread: a map-style batch, or the next batch of `stream`
+// (opened on first use). Shared by the workers and the inline (workers(0)) loader.
+class TaskLoader {
+ public:
+  // Fills result.kind, batch, samples and provenance; throws what the dataset throws.
+  void load(const std::shared_ptr<const EpochSpec>& spec, const WorkerInfo& worker,
+            const Task& task, Result& result);
+  // Later tasks of this epoch get End (after an error in the stream).
+  void finish() { stream_done_ = true; }
+  // Forgets the stream (after an error, or a new epoch).
+  void reset();
+
+ private:
+  std::unique_ptr<SampleStream> stream_;
+  std::shared_ptr<const EpochSpec> stream_spec_;  // keeps the dataset alive with the stream
+  uint64_t stream_token_ = 0;
+  bool stream_open_ = false;
+  bool stream_done_ = false;
+};
+
+class WorkerPool {
+ public:
+  // Starts `workers` threads; each calls init_fn (if any) with `first` (id and seed set) once.
+  WorkerPool(int64_t workers, std::function<void(const WorkerInfo&)> init_fn,
+             const WorkerInfo& first);
+  // Stops and joins the threads.
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int64_t size() const { return static_cast<int64_t>(threads_.size()); }
+  // Starts epoch `spec`: drops the tasks and results of any earlier epoch.
+  void begin_epoch(std::shared_ptr<const EpochSpec> spec);
+  // Queues a task for one worker.
+  void submit(int64_t worker, Task task);
+  // The result with sequence number `seq` (any result when nullopt), waiting at most `timeout`
+  // (0: forever); nullopt when the time ran out.
+  std::optional<Result> take(std::optional<int64_t> seq, std::chrono::milliseconds timeout);
+  // Drops the current epoch's queued tasks and unread results (early exit, errors).
+  void cancel();
+  // Stops and joins the threads (idempotent).
+  void shutdown();
+
+ private:
+  void run(int64_t id, WorkerInfo first);
+
+  std::function<void(const WorkerInfo&)> init_fn_;
+  std::mutex mutex_;
+  std::condition_variable work_cv_;
+  std::condition_variable result_cv_;
+  std::vector<std::deque<Task>> tasks_;
+  std::map<int64_t, Result> results_;
+  std::shared_ptr<const EpochSpec> spec_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace kiln::data::detail

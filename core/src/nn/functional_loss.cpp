@@ -1,0 +1,182 @@
+// kiln::nn::functional losses, as composites written to stay finite: cross entropy goes through
+// log_softmax (input - logsumexp), never log(softmax); the logits form of binary cross entropy
+// never evaluates exp of a positive number.
+#include <kiln/autograd.h>
+#include <kiln/nn/functional.h>
+
+#include <cmath>
+
+namespace kiln::nn::functional {
+namespace {
+
+Tensor reduce(const Tensor& loss, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None: return loss;
+    case Reduction::Sum: return sum(loss);
+    case Reduction::Mean: return mean(loss);
+  }
+  return loss;
+}
+
+void check_same_size(const char* op, const Tensor& input, const Tensor& target) {
+  KILN_CHECK_VALUE(input.sizes().equals(target.sizes()), op, ": using a target size (",
+                   target.sizes(), ") that is different to the input size (", input.sizes(),
+                   ") is not supported; please ensure they have the same size");
+}
+
+void check_floating(const char* op, const Tensor& input) {
+  KILN_CHECK_TYPE(input.is_floating_point(), op, ": expected a floating point input, but got ",
+                  dtype_name(input.dtype()));
+}
+
+// The class dimension of an input of cross_entropy/nll_loss: 0 for an unbatched [C], else 1.
+int64_t class_dim(const Tensor& input) { return input.dim() == 1 ? 0 : 1; }
+
+// Checks the shapes of nll_loss's (input, target): [C] with [], [N, C] with [N], [N, C, d...]
+// with [N, d...].
+void check_index_target(const char* op, const Tensor& input, const Tensor& target) {
+  KILN_CHECK_VALUE(input.dim() >= 1, op, ": expected an input of at least 1 dimension, but got ",
+                   "a 0-dim tensor");
+  KILN_CHECK_TYPE(target.dtype() == kLong, op, ": expected a target of class indices of dtype ",
+                  "int64, but got ", dtype_name(target.dtype()));
+  DimVector want;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (d != class_dim(input)) want.push_back(input.size(d));
+  }
+  KILN_CHECK_VALUE(target.sizes().equals(want), op, ": expected a target of size ",
+                   IntArrayRef(want), " for an input of size ", input.sizes(), ", but got ",
+                   "target of size ", target.sizes());
+}
+
+// nll_loss with the operator's name for messages.
+Tensor nll(const char* op, const Tensor& input, const Tensor& target, const Tensor& weight,
+           int64_t ignore_index, Reduction reduction) {
+  check_index_target(op, input, target);
+  check_floating(op, input);
+  const int64_t dim = class_dim(input);
+  const int64_t classes = input.size(dim);
+  KILN_CHECK_VALUE(!weight.defined() || (weight.dim() == 1 && weight.numel() == classes), op,
+                   ": weight tensor should be defined either for all ", classes, " classes or ",
+                   "no classes but got weight tensor of shape: ", weight.sizes());
+  Tensor valid = ne(target, ignore_index);
+  Tensor safe = where(valid, target, zeros({}, target.options()));
+  if (safe.numel() > 0) {
+    int64_t low = min(safe).item<int64_t>(), high = max(safe).item<int64_t>();
+    int64_t bad = low < 0 ? low : high;
+    KILN_CHECK_INDEX(low >= 0 && high < classes, op, ": Target ", bad, " is out of bounds (",
+                     "expected class indices in [0, ", classes, ") or ignore_index ",
+                     ignore_index, ")");
+  }
+  Tensor picked = gather(input, dim, safe.unsqueeze(dim)).squeeze(dim);
+  Tensor w = valid.to(input.dtype());
+  if (weight.defined()) {
+    w = w * weight.to(input.dtype()).index_select(0, safe.reshape({-1})).view(target.sizes());
+  }
+  Tensor loss = -picked * w;
+  if (reduction == Reduction::Mean) return sum(loss) / sum(w);
+  return reduce(loss, reduction);
+}
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_floating("mse_loss", input);
+  Tensor diff = input - target;
+  return reduce(diff * diff, reduction);
+}
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                int64_t ignore_index, Reduction reduction) {
+  return nll("nll_loss", input, target, weight, ignore_index, reduction);
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                     int64_t ignore_index, Reduction reduction) {
+  check_floating("cross_entropy", input);
+  KILN_CHECK_VALUE(input.dim() >= 1, "cross_entropy: expected an input of at least 1 dimension, ",
+                   "but got a 0-dim tensor");
+  const int64_t dim = class_dim(input);
+  Tensor logp = log_softmax(input, dim);
+  if (!target.is_floating_point()) {
+    return nll("cross_entropy", logp, target, weight, ignore_index, reduction);
+  }
+  // class probabilities
+  KILN_CHECK_VALUE(target.sizes().equals(input.sizes()), "cross_entropy: expected a target of ",
+                   "class probabilities of the input's size ", input.sizes(), ", but got ",
+                   "target of size ", target.sizes());
+  const int64_t classes = input.size(dim);
+  if (weight.defined()) {
+    KILN_CHECK_VALUE(weight.dim() == 1 && weight.numel() == classes, "cross_entropy: weight ",
+                     "tensor should be defined either for all ", classes, " classes or no ",
+                     "classes but got weight tensor of shape: ", weight.sizes());
+    DimVector shape(static_cast<size_t>(input.dim()), 1);
+    shape[dim] = classes;
+    logp = logp * weight.to(logp.dtype()).view(shape);
+  }
+  Tensor loss = -sum(logp * target, {dim});
+  return reduce(loss, reduction);
+}
+
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            Reduction reduction) {
+  check_same_size("binary_cross_entropy", input, target);
+  check_floating("binary_cross_entropy", input);
+  if (input.numel() > 0) {
+    NoGradGuard no_grad;
+    bool inside = all(logical_and(ge(input, 0), le(input, 1))).item<bool>();
+    KILN_CHECK_VALUE(inside, "binary_cross_entropy: all elements of input should be between 0 ",
+                     "and 1");
+  }
+  // log clamped to >= -100 (PyTorch's), through `where` so that log(0) = -inf never meets a
+  // zero gradient (0 * inf would be NaN)
+  const double tiny = std::exp(-100.0);
+  auto clamped_log = [tiny](const Tensor& p) {
+    Tensor usable = gt(p, tiny);
+    return where(usable, log(where(usable, p, ones_like(p))), full_like(p, -100.0));
+  };
+  Tensor loss = -(target * clamped_log(input) + (1 - target) * clamped_log(1 - input));
+  if (weight.defined()) loss = loss * weight;
+  return reduce(loss, reduction);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const Tensor& weight, Reduction reduction,
+                                        const Tensor& pos_weight) {
+  check_same_size("binary_cross_entropy_with_logits", input, target);
+  check_floating("binary_cross_entropy_with_logits", input);
+  // log(1 + exp(-x)) = m + log(exp(-m) + exp(-x - m)) with m = max(-x, 0): no positive exponent
+  Tensor m = clamp_min(-input, 0);
+  Tensor softplus_neg = m + log(exp(-m) + exp(-input - m));
+  Tensor loss;
+  if (pos_weight.defined()) {
+    Tensor log_weight = (pos_weight - 1) * target + 1;
+    loss = (1 - target) * input + log_weight * softplus_neg;
+  } else {
+    loss = (1 - target) * input + softplus_neg;
+  }
+  if (weight.defined()) loss = loss * weight;
+  return reduce(loss, reduction);
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
+  return mse_loss(input, target, options.reduction());
+}
+Tensor cross_entropy(const Tensor& input, const Tensor& target,
+                     const CrossEntropyFuncOptions& options) {
+  return cross_entropy(input, target, options.weight(), options.ignore_index(),
+                       options.reduction());
+}
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
+  return nll_loss(input, target, options.weight(), options.ignore_index(), options.reduction());
+}
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const BinaryCrossEntropyFuncOptions& options) {
+  return binary_cross_entropy(input, target, options.weight(), options.reduction());
+}
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options) {
+  return binary_cross_entropy_with_logits(input, target, options.weight(), options.reduction(),
+                                          options.pos_weight());
+}
+
+}  // namespace kiln::nn::functional

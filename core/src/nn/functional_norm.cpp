@@ -1,0 +1,104 @@
+// kiln::nn::functional normalizations: layer_norm and batch_norm, as composites. Statistics are
+// computed in two passes (mean, then the mean of squared deviations), which stays accurate where
+// E[x^2] - E[x]^2 would cancel.
+#include <kiln/autograd.h>
+#include <kiln/nn/functional.h>
+
+namespace kiln::nn::functional {
+
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  bool matches = k >= 1 && input.dim() >= k;
+  for (int64_t i = 0; matches && i < k; ++i) {
+    matches = input.size(input.dim() - k + i) == normalized_shape[i];
+  }
+  KILN_CHECK_VALUE(matches, "layer_norm: given normalized_shape=", normalized_shape,
+                   ", expected input with shape [*, ", IntArrayRef(normalized_shape), "], but got ",
+                   "input of size", input.sizes());
+  KILN_CHECK_TYPE(input.is_floating_point(), "layer_norm: expected a floating point input, but ",
+                  "got ", dtype_name(input.dtype()));
+  for (const Tensor* t : {&weight, &bias}) {
+    KILN_CHECK_VALUE(!t->defined() || t->sizes().equals(normalized_shape), "layer_norm: expected ",
+                     t == &weight ? "weight" : "bias", " of size ", normalized_shape,
+                     ", but got ", t->sizes());
+  }
+  DimVector dims;
+  for (int64_t i = 0; i < k; ++i) dims.push_back(input.dim() - k + i);
+  Tensor mean = kiln::mean(input, dims, /*keepdim=*/true);
+  Tensor centred = input - mean;
+  Tensor var = kiln::mean(centred * centred, dims, /*keepdim=*/true);
+  Tensor out = centred * rsqrt(var + eps);
+  if (weight.defined()) out = out * weight;
+  if (bias.defined()) out = out + bias;
+  return out;
+}
+
+namespace {
+
+void check_channel_vector(const char* what, const Tensor& t, int64_t channels) {
+  KILN_CHECK_VALUE(!t.defined() || t.numel() == channels, "batch_norm: expected ", what,
+                   " to have ", channels, " elements (one per channel), but got ", t.sizes());
+}
+
+// Updates running statistics in place, outside the graph.
+void update_running(const Tensor& running_mean, const Tensor& running_var, const Tensor& mean,
+                    const Tensor& var, int64_t count, double momentum) {
+  NoGradGuard no_grad;
+  if (running_mean.defined()) {
+    Tensor m = mean.detach().reshape({-1}).to(running_mean.dtype());
+    const_cast<Tensor&>(running_mean).mul_(1.0 - momentum).add_(m, momentum);
+  }
+  if (running_var.defined()) {
+    double unbiased = static_cast<double>(count) / static_cast<double>(count - 1);
+    Tensor v = (var.detach().reshape({-1}) * unbiased).to(running_var.dtype());
+    const_cast<Tensor&>(running_var).mul_(1.0 - momentum).add_(v, momentum);
+  }
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  KILN_CHECK_VALUE(input.dim() >= 2, "batch_norm: expected an input [N, C, ...] of at least 2 ",
+                   "dimensions, but got input of size ", input.sizes());
+  KILN_CHECK_TYPE(input.is_floating_point(), "batch_norm: expected a floating point input, but ",
+                  "got ", dtype_name(input.dtype()));
+  const int64_t channels = input.size(1);
+  check_channel_vector("running_mean", running_mean, channels);
+  check_channel_vector("running_var", running_var, channels);
+  check_channel_vector("weight", weight, channels);
+  check_channel_vector("bias", bias, channels);
+  DimVector shape(static_cast<size_t>(input.dim()), 1), dims;
+  shape[1] = channels;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (d != 1) dims.push_back(d);
+  }
+  Tensor scale = weight.defined() ? weight.reshape(shape) : Tensor();
+  Tensor shift = bias.defined() ? bias.reshape(shape) : Tensor();
+  if (training) {
+    const int64_t count = input.numel() / std::max<int64_t>(channels, 1);
+    KILN_CHECK_VALUE(count > 1, "batch_norm: expected more than 1 value per channel when ",
+                     "training, got input size ", input.sizes());
+    Tensor mean = kiln::mean(input, dims, /*keepdim=*/true);
+    Tensor centred = input - mean;
+    Tensor var = kiln::mean(centred * centred, dims, /*keepdim=*/true);
+    update_running(running_mean, running_var, mean, var, count, momentum);
+    // one [1, C, 1, ...] factor, so the full-size tensor is multiplied once
+    Tensor factor = rsqrt(var + eps);
+    if (scale.defined()) factor = factor * scale;
+    Tensor out = centred * factor;
+    return shift.defined() ? out + shift : out;
+  }
+  KILN_CHECK_VALUE(running_mean.defined() && running_var.defined(), "batch_norm: running_mean ",
+                   "and running_var must be defined in evaluation mode");
+  // out = x * a + b with a = weight / sqrt(var + eps), b = bias - mean * a, all per channel
+  Tensor a = rsqrt(running_var.reshape(shape) + eps);
+  if (scale.defined()) a = a * scale;
+  Tensor b = -running_mean.reshape(shape) * a;
+  if (shift.defined()) b = b + shift;
+  return input * a.to(input.dtype()) + b.to(input.dtype());
+}
+
+}  // namespace kiln::nn::functional

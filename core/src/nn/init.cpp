@@ -1,0 +1,76 @@
+// kiln::nn::init.
+#include <kiln/autograd.h>
+#include <kiln/nn/init.h>
+
+#include <cmath>
+
+namespace kiln::nn::init {
+namespace {
+int64_t fan(const Tensor& tensor, FanMode mode) {
+  auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
+  return mode == FanMode::FanIn ? fan_in : fan_out;
+}
+}  // namespace
+
+double calculate_gain(Nonlinearity nonlinearity, double param) {
+  switch (nonlinearity) {
+    case Nonlinearity::Tanh: return 5.0 / 3.0;
+    case Nonlinearity::ReLU: return std::sqrt(2.0);
+    case Nonlinearity::LeakyReLU: return std::sqrt(2.0 / (1.0 + param * param));
+    default: return 1.0;  // linear, convolutions, sigmoid
+  }
+}
+
+std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& tensor) {
+  KILN_CHECK_VALUE(tensor.dim() >= 2, "init: fan in and fan out can not be computed for tensor ",
+                   "with fewer than 2 dimensions (got size ", tensor.sizes(), ")");
+  int64_t receptive = 1;
+  for (int64_t d = 2; d < tensor.dim(); ++d) receptive *= tensor.size(d);
+  return {tensor.size(1) * receptive, tensor.size(0) * receptive};
+}
+
+Tensor uniform_(Tensor tensor, double low, double high) {
+  NoGradGuard no_grad;
+  tensor.uniform_(low, high);
+  return tensor;
+}
+
+Tensor normal_(Tensor tensor, double mean, double std) {
+  NoGradGuard no_grad;
+  tensor.normal_(mean, std);
+  return tensor;
+}
+
+Tensor constant_(Tensor tensor, Scalar value) {
+  NoGradGuard no_grad;
+  tensor.fill_(value);
+  return tensor;
+}
+
+Tensor ones_(Tensor tensor) { return constant_(std::move(tensor), 1); }
+Tensor zeros_(Tensor tensor) { return constant_(std::move(tensor), 0); }
+
+Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
+  double std = calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan(tensor, mode)));
+  double bound = std::sqrt(3.0) * std;
+  return uniform_(std::move(tensor), -bound, bound);
+}
+
+Tensor kaiming_normal_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
+  double std = calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan(tensor, mode)));
+  return normal_(std::move(tensor), 0, std);
+}
+
+Tensor xavier_uniform_(Tensor tensor, double gain) {
+  auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
+  double std = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
+  double bound = std::sqrt(3.0) * std;
+  return uniform_(std::move(tensor), -bound, bound);
+}
+
+Tensor xavier_normal_(Tensor tensor, double gain) {
+  auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
+  return normal_(std::move(tensor), 0, gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)));
+}
+
+}  // namespace kiln::nn::init

@@ -1,0 +1,262 @@
+// kiln's directory source plugin (kiln_dir.so): the "dir" data source, a folder of files grouped
+// into samples by key, the layout of the seed's ImageDirectoryDataset:
+//
+//   kiln::data::open("dir:/data/images")                       every file under the folder
+//   kiln::data::open("dir:/data/images?pattern=*.jpg&shard_size=64")
+//
+// Keys and fields follow the tar source's rules on the path relative to the folder
+// ("train/cat/0001.jpg" -> key "train/cat/0001", field "jpg"): files are sorted by (key, field)
+// and grouped by key. So that workers and ranks can split the folder, it is cut into shards of
+// shard_size samples (100 by default), named "<item>#<n>". `pattern` (fnmatch) filters file names.
+#include <kiln/sdk/plugin.h>
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const kiln_host* g_host = nullptr;
+
+void set_error(const std::string& message) {
+  if (g_host != nullptr) g_host->set_error(message.c_str());
+}
+
+struct File {
+  std::string key, extension, path;
+};
+
+struct Listing {
+  std::string root;
+  std::vector<File> files;            // sorted by (key, extension)
+  std::vector<size_t> sample_starts;  // index of each sample's first file, then files.size()
+  int64_t shard_size = 100;
+  int64_t shards() const {
+    auto samples = static_cast<int64_t>(sample_starts.size()) - 1;
+    return (samples + shard_size - 1) / shard_size;
+  }
+};
+
+// "folder?pattern=*.jpg&shard_size=64" -> folder, pattern, shard_size.
+void parse_item(const std::string& item, std::string& folder, std::string& pattern,
+                int64_t& shard_size) {
+  size_t q = item.find('?');
+  folder = item.substr(0, q);
+  if (q == std::string::npos) return;
+  std::string query = item.substr(q + 1);
+  size_t start = 0;
+  while (start <= query.size()) {
+    size_t amp = query.find('&', start);
+    std::string kv = query.substr(start, amp == std::string::npos ? amp : amp - start);
+    size_t eq = kv.find('=');
+    std::string k = kv.substr(0, eq), v = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    if (k == "pattern") {
+      pattern = v;
+    } else if (k == "shard_size") {
+      shard_size = std::stoll(v);
+      if (shard_size <= 0) throw std::invalid_argument("shard_size must be positive");
+    } else if (!k.empty()) {
+      throw std::invalid_argument("unknown option '" + k + "' (pattern, shard_size)");
+    }
+    if (amp == std::string::npos) break;
+    start = amp + 1;
+  }
+}
+
+// The tar source's rules (WebDataset's), on the path relative to the folder.
+bool split_name(const std::string& name, std::string& key, std::string& ext) {
+  size_t slash = name.find('/');
+  std::string first = name.substr(0, slash);
+  if (first.size() >= 4 && first.compare(0, 2, "__") == 0 &&
+      first.compare(first.size() - 2, 2, "__") == 0) {
+    return false;  // metadata
+  }
+  size_t last = name.rfind('/');
+  size_t base = last == std::string::npos ? 0 : last + 1;
+  size_t dot = name.find('.', base);
+  if (dot == std::string::npos || dot == base) return false;
+  key = name.substr(0, dot);
+  ext = name.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return true;
+}
+
+std::shared_ptr<const Listing> list(const std::string& item) {
+  auto l = std::make_shared<Listing>();
+  std::string pattern;
+  parse_item(item, l->root, pattern, l->shard_size);
+  fs::path root(l->root);
+  if (!fs::is_directory(root)) throw std::runtime_error("'" + l->root + "' is not a folder");
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    std::string rel = fs::relative(e.path(), root).generic_string();
+    if (!pattern.empty() && fnmatch(pattern.c_str(), e.path().filename().c_str(), 0) != 0) {
+      continue;
+    }
+    File f;
+    if (!split_name(rel, f.key, f.extension)) continue;
+    f.path = e.path().string();
+    l->files.push_back(std::move(f));
+  }
+  std::sort(l->files.begin(), l->files.end(), [](const File& a, const File& b) {
+    return a.key != b.key ? a.key < b.key : a.extension < b.extension;
+  });
+  for (size_t i = 0; i < l->files.size(); ++i) {
+    if (i == 0 || l->files[i].key != l->files[i - 1].key) l->sample_starts.push_back(i);
+  }
+  l->sample_starts.push_back(l->files.size());
+  return l;
+}
+
+// Listings by item: made by list_shards (the main thread), read by the workers' open_shard.
+std::mutex g_mutex;
+std::map<std::string, std::shared_ptr<const Listing>>& cache() {
+  static auto* c = new std::map<std::string, std::shared_ptr<const Listing>>();
+  return *c;
+}
+
+std::shared_ptr<const Listing> listing(const std::string& item) {
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = cache().find(item);
+    if (it != cache().end()) return it->second;
+  }
+  auto l = list(item);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return cache().emplace(item, l).first->second;
+}
+
+struct Reader {
+  std::shared_ptr<const Listing> listing;
+  size_t sample = 0, end = 0;  // sample indices
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<kiln_field> fields;
+  std::string key;
+};
+
+kiln_status list_shards(void*, const char* item, void (*emit)(void*, const char*), void* ctx) {
+  try {
+    std::shared_ptr<const Listing> l = list(item);  // fresh: the folder may have changed
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      cache()[item] = l;
+    }
+    for (int64_t i = 0; i < l->shards(); ++i) emit(ctx, (item + std::string("#") +
+                                                         std::to_string(i)).c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    set_error(e.what());
+    return 1;
+  }
+}
+
+void* open_shard(void*, const char* shard) {
+  try {
+    std::string s(shard);
+    size_t hash = s.rfind('#');
+    if (hash == std::string::npos) throw std::invalid_argument("not a dir shard name: " + s);
+    int64_t index = std::stoll(s.substr(hash + 1));
+    auto r = std::make_unique<Reader>();
+    r->listing = listing(s.substr(0, hash));
+    auto samples = static_cast<int64_t>(r->listing->sample_starts.size()) - 1;
+    if (index < 0 || index >= r->listing->shards()) {
+      throw std::out_of_range("shard " + std::to_string(index) + " does not exist");
+    }
+    r->sample = static_cast<size_t>(index * r->listing->shard_size);
+    r->end = static_cast<size_t>(std::min(samples, (index + 1) * r->listing->shard_size));
+    return r.release();
+  } catch (const std::exception& e) {
+    set_error(e.what());
+    return nullptr;
+  }
+}
+
+int32_t next(void* reader, kiln_sample* out) {
+  auto* r = static_cast<Reader*>(reader);
+  if (r->sample >= r->end) return KILN_SAMPLE_END;
+  const Listing& l = *r->listing;
+  size_t first = l.sample_starts[r->sample], last = l.sample_starts[r->sample + 1];
+  ++r->sample;
+  size_t n = last - first;
+  if (r->data.size() < n) r->data.resize(n);
+  r->fields.resize(n);
+  r->key = l.files[first].key;
+  for (size_t i = 0; i < n; ++i) {
+    const File& f = l.files[first + i];
+    if (i > 0 && f.extension == l.files[first + i - 1].extension) {
+      set_error("member '" + f.path + "': duplicate field '" + f.extension + "' in sample '" +
+                f.key + "'");
+      return KILN_SAMPLE_SKIP;
+    }
+    std::ifstream in(f.path, std::ios::binary | std::ios::ate);
+    if (!in) {
+      set_error("member '" + f.path + "': cannot read the file");
+      return KILN_SAMPLE_SKIP;
+    }
+    auto size = static_cast<size_t>(in.tellg());
+    std::vector<uint8_t>& buf = r->data[i];
+    buf.resize(size);
+    in.seekg(0);
+    if (size > 0 && !in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(size))) {
+      set_error("member '" + f.path + "': short read");
+      return KILN_SAMPLE_SKIP;
+    }
+    r->fields[i] = kiln_field{f.extension.c_str(), buf.data(), size, 0};
+  }
+  out->key = r->key.c_str();
+  out->fields = r->fields.data();
+  out->n_fields = static_cast<int32_t>(n);
+  out->offset = 0;
+  return KILN_SAMPLE_OK;
+}
+
+void close_shard(void* reader) { delete static_cast<Reader*>(reader); }
+
+const kiln_source_ops* source_ops() {
+  static const kiln_source_ops ops = [] {
+    kiln_source_ops o{};
+    o.struct_size = sizeof(kiln_source_ops);
+    o.list_shards = list_shards;
+    o.open_shard = open_shard;
+    o.next = next;
+    o.close = close_shard;
+    return o;
+  }();
+  return &ops;
+}
+
+}  // namespace
+
+extern "C" {
+
+KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "dir", "0.1.0",
+      "data source \"dir\": a folder of files grouped into samples by key"};
+  return &info;
+}
+
+KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host) {
+  if (host->struct_size < offsetof(kiln_host, register_source) + sizeof(host->register_source)) {
+    host->set_error("this core has no data-source interface (kiln plugin ABI 1.1 or newer)");
+    return 0;
+  }
+  return 1;
+}
+
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
+  g_host = host;
+  return host->register_source("dir", source_ops(), nullptr);
+}
+
+}  // extern "C"

@@ -1,0 +1,274 @@
+// MappedTarReader: an uncompressed tar parsed in place (see members.hpp). It follows POSIX ustar
+// with the GNU and pax extensions that tar writers use for long names and large files:
+//   '0', '\0', '7' and unknown types: regular files ('7' contiguous, unknown as POSIX says);
+//   'L': the next member's name (GNU); 'K': a long link name (ignored);
+//   'x': pax records for the next member (path, size); 'g': global pax records (ignored);
+//   '1' '2' '3' '4' '5' '6' 'V': links, devices, folders, FIFOs, labels: skipped, no data.
+// 'S' (GNU sparse) and 'M' (multi-volume) raise: training shards hold neither.
+// The end is a zero block, or the end of the file at a header boundary (as Python's tarfile).
+#include "members.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+namespace kiln::tar {
+namespace {
+
+constexpr uint64_t kBlock = 512;
+
+std::string where(const std::string& name, uint64_t offset) {
+  if (name.empty()) return "header at byte offset " + std::to_string(offset);
+  return "member '" + name + "' at byte offset " + std::to_string(offset);
+}
+
+// A NUL-terminated field of at most n bytes.
+std::string_view field(const uint8_t* p, size_t n) {
+  const auto* c = reinterpret_cast<const char*>(p);
+  const void* nul = std::memchr(c, 0, n);
+  return std::string_view(c, nul ? static_cast<const char*>(nul) - c : n);
+}
+
+// An octal number field (spaces and NULs around it), or base-256 (GNU) when the top bit is set.
+bool parse_number(const uint8_t* p, size_t n, uint64_t& out) {
+  out = 0;
+  if (p[0] & 0x80) {
+    if (p[0] != 0x80) return false;  // negative, or too large for us
+    for (size_t i = 1; i < n; ++i) {
+      if (out >> 56) return false;
+      out = (out << 8) | p[i];
+    }
+    return true;
+  }
+  size_t i = 0;
+  while (i < n && (p[i] == ' ' || p[i] == 0)) ++i;
+  for (; i < n && p[i] >= '0' && p[i] <= '7'; ++i) {
+    if (out >> 60) return false;
+    out = out * 8 + (p[i] - '0');
+  }
+  for (; i < n; ++i) {
+    if (p[i] != ' ' && p[i] != 0) return false;
+  }
+  return true;  // an all-blank field is 0
+}
+
+bool checksum_ok(const uint8_t* h) {
+  uint64_t stored = 0;
+  if (!parse_number(h + 148, 8, stored)) return false;
+  uint64_t unsigned_sum = 0;
+  int64_t signed_sum = 0;
+  for (uint64_t i = 0; i < kBlock; ++i) {
+    uint8_t b = (i >= 148 && i < 156) ? ' ' : h[i];
+    unsigned_sum += b;
+    signed_sum += static_cast<int8_t>(b);
+  }
+  return stored == unsigned_sum || static_cast<int64_t>(stored) == signed_sum;
+}
+
+bool zero_block(const uint8_t* h) {
+  for (uint64_t i = 0; i < kBlock; ++i) {
+    if (h[i] != 0) return false;
+  }
+  return true;
+}
+
+// Applies pax records ("<len> key=value\n"...) of one extended header.
+void parse_pax(const uint8_t* p, uint64_t n, std::string& path, uint64_t& size, bool& has_size,
+               const std::string& at) {
+  uint64_t i = 0;
+  while (i < n) {
+    uint64_t len = 0, j = i;
+    while (j < n && p[j] >= '0' && p[j] <= '9') {
+      len = len * 10 + (p[j] - '0');
+      if (len > n) break;
+      ++j;
+    }
+    if (j >= n || p[j] != ' ' || len == 0 || i + len > n || p[i + len - 1] != '\n') {
+      if (len == 0 && j < n && p[j] == 0) return;  // NUL padding
+      throw TarError(at + ": malformed pax extended header record");
+    }
+    std::string_view rec(reinterpret_cast<const char*>(p + j + 1), i + len - 1 - (j + 1));
+    size_t eq = rec.find('=');
+    if (eq == std::string_view::npos) throw TarError(at + ": pax record without '='");
+    std::string_view key = rec.substr(0, eq), value = rec.substr(eq + 1);
+    if (key == "path") {
+      path.assign(value);
+    } else if (key == "size") {
+      uint64_t v = 0;
+      for (char c : value) {
+        if (c < '0' || c > '9' || (v >> 59)) throw TarError(at + ": bad pax size record");
+        v = v * 10 + static_cast<uint64_t>(c - '0');
+      }
+      size = v;
+      has_size = true;
+    }
+    i += len;
+  }
+}
+
+class MappedTarReader : public MemberReader {
+ public:
+  // [data, data + size) is unmapped on destruction when `owned`.
+  MappedTarReader(const uint8_t* data, uint64_t size, bool owned)
+      : data_(data), size_(size), owned_(owned) {}
+  ~MappedTarReader() override {
+    if (owned_ && data_ != nullptr && size_ > 0) {
+      munmap(const_cast<uint8_t*>(data_), size_);
+    }
+  }
+
+  bool stable() const override { return true; }
+
+  bool next(Member& m) override {
+    std::string long_name, pax_path;
+    uint64_t pax_size = 0;
+    bool has_long_name = false, has_pax_size = false;
+    for (;;) {
+      if (done_) return false;
+      uint64_t at = pos_;
+      if (at == size_) {  // the end of the file at a header boundary
+        done_ = true;
+        return false;
+      }
+      if (size_ - at < kBlock) {
+        throw TarError(where("", at) + ": unexpected end of data: the file ends " +
+                       std::to_string(size_ - at) + " bytes into a header (truncated shard)");
+      }
+      const uint8_t* h = data_ + at;
+      if (zero_block(h)) {
+        done_ = true;
+        return false;
+      }
+      if (!checksum_ok(h)) {
+        throw TarError(where("", at) + ": bad header checksum (not a tar file, or corrupt)");
+      }
+      uint64_t size = 0;
+      if (!parse_number(h + 124, 12, size)) {
+        throw TarError(where(std::string(field(h, 100)), at) + ": bad size field");
+      }
+      char type = static_cast<char>(h[156]);
+      // the name: pax path > GNU long name > ustar prefix/name
+      name_.clear();
+      if (!pax_path.empty()) {
+        name_ = pax_path;
+      } else if (has_long_name) {
+        name_ = long_name;
+      } else {
+        std::string_view magic(reinterpret_cast<const char*>(h + 257), 6);
+        std::string_view prefix = magic == std::string_view("ustar\0", 6)
+                                      ? field(h + 345, 155)
+                                      : std::string_view();
+        if (!prefix.empty()) {
+          name_.assign(prefix);
+          name_ += '/';
+        }
+        name_ += field(h, 100);
+      }
+      if (has_pax_size) size = pax_size;
+      uint64_t data_at = at + kBlock;
+      uint64_t padded = size + (kBlock - size % kBlock) % kBlock;
+      bool has_data = !(type == '1' || type == '2' || type == '3' || type == '4' ||
+                        type == '5' || type == '6');
+      if (has_data && (size > size_ - data_at)) {
+        throw TarError(where(name_, at) + ": unexpected end of data: the member has " +
+                       std::to_string(size) + " bytes, the file ends " +
+                       std::to_string(size_ - data_at) + " bytes after its header (truncated " +
+                       "shard)");
+      }
+      pos_ = has_data ? data_at + std::min(padded, size_ - data_at) : data_at;
+      switch (type) {
+        case 'L':
+          long_name.assign(field(data_ + data_at, size));
+          has_long_name = true;
+          continue;
+        case 'x':
+          parse_pax(data_ + data_at, size, pax_path, pax_size, has_pax_size, where(name_, at));
+          continue;
+        case 'K':
+        case 'g':
+        case 'V':
+        case '1':
+        case '2':
+        case '3':
+        case '4':
+        case '5':
+        case '6':
+          pax_path.clear();
+          has_long_name = has_pax_size = false;
+          continue;
+        case 'S':
+        case 'M':
+          throw TarError(where(name_, at) + ": unsupported tar member type '" +
+                         std::string(1, type) + "' (GNU sparse or multi-volume)");
+        default:
+          m.name = &name_;
+          m.data = data_ + data_at;
+          m.size = size;
+          m.offset = at;
+          return true;
+      }
+    }
+  }
+
+ private:
+  const uint8_t* data_;
+  uint64_t size_;
+  bool owned_;
+  uint64_t pos_ = 0;
+  bool done_ = false;
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<MemberReader> read_tar_memory(const uint8_t* data, uint64_t size) {
+  return std::make_unique<MappedTarReader>(data, size, false);
+}
+
+std::unique_ptr<MemberReader> read_tar_file_mapped(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw TarError(std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    throw TarError(std::string("cannot stat: ") + std::strerror(e));
+  }
+  auto size = static_cast<uint64_t>(st.st_size);
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw TarError("not a regular file");
+  }
+  if (size == 0) {
+    ::close(fd);
+    throw TarError("empty file (a tar archive has at least one 512-byte block)");
+  }
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  ::close(fd);
+  if (p == MAP_FAILED) throw TarError(std::string("cannot map: ") + std::strerror(e));
+  madvise(p, size, MADV_SEQUENTIAL);
+  madvise(p, size, MADV_WILLNEED);
+  return std::make_unique<MappedTarReader>(static_cast<const uint8_t*>(p), size, true);
+}
+
+bool looks_compressed(const uint8_t* h, uint64_t n) {
+  auto starts = [&](std::initializer_list<uint8_t> magic) {
+    if (n < magic.size()) return false;
+    size_t i = 0;
+    for (uint8_t b : magic) {
+      if (h[i++] != b) return false;
+    }
+    return true;
+  };
+  return starts({0x1f, 0x8b}) || starts({0x28, 0xb5, 0x2f, 0xfd}) || starts({'B', 'Z', 'h'}) ||
+         starts({0xfd, '7', 'z', 'X', 'Z', 0x00}) || starts({0x04, 0x22, 0x4d, 0x18}) ||
+         starts({0x1f, 0x9d});
+}
+
+}  // namespace kiln::tar

@@ -1,0 +1,111 @@
+#include "golden.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace nn_test {
+namespace {
+
+std::vector<int64_t> parse_sizes(const std::string& text) {  // "[2,3]"
+  std::vector<int64_t> sizes;
+  std::string inner = text.substr(1, text.size() - 2);
+  std::stringstream in(inner);
+  std::string item;
+  while (std::getline(in, item, ',')) sizes.push_back(std::stoll(item));
+  return sizes;
+}
+
+std::map<std::string, GoldenCase> load() {
+  std::string path = std::string(KILN_GOLDEN_DIR) + "/nn_cases.txt";
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot open " + path);
+  std::map<std::string, GoldenCase> cases;
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::string kind, name;
+    in >> kind >> name;
+    GoldenCase& c = cases[name];
+    if (kind == "t") {
+      std::string field, dtype, sizes;
+      in >> field >> dtype >> sizes;
+      GoldenTensor t;
+      t.is_int = dtype == "int64";
+      t.sizes = parse_sizes(sizes);
+      std::string v;
+      while (in >> v) t.values.push_back(std::stod(v));
+      c.tensors[field] = t;
+    } else if (kind == "s") {
+      std::string field, rest;
+      in >> field;
+      std::getline(in, rest);
+      c.strings[field] = rest.empty() ? rest : rest.substr(1);
+    } else if (kind == "r") {
+      int n = 0;
+      in >> n;
+      for (int i = 0; i < n; ++i) {
+        std::string row;
+        std::getline(file, row);
+        c.repr += (i ? "\n" : "") + row;
+      }
+    } else {
+      throw std::runtime_error("nn_cases.txt: bad line: " + line);
+    }
+  }
+  return cases;
+}
+
+}  // namespace
+
+const std::map<std::string, GoldenCase>& golden_cases() {
+  static const std::map<std::string, GoldenCase> cases = load();
+  return cases;
+}
+
+const GoldenCase& golden_case(const std::string& name) {
+  auto it = golden_cases().find(name);
+  if (it == golden_cases().end()) throw std::runtime_error("no golden case " + name);
+  return it->second;
+}
+
+kiln::Tensor golden(const std::string& name, const std::string& field,
+                    std::optional<kiln::ScalarType> dtype, bool requires_grad) {
+  const GoldenCase& c = golden_case(name);
+  auto it = c.tensors.find(field);
+  if (it == c.tensors.end()) throw std::runtime_error("no field " + field + " in " + name);
+  const GoldenTensor& g = it->second;
+  std::vector<double> v = g.values;
+  kiln::Tensor t = kiln::from_blob(v.data(), g.sizes, kiln::kDouble).clone();
+  kiln::ScalarType want = dtype.value_or(g.is_int ? kiln::kLong : kiln::kDouble);
+  if (want != kiln::kDouble) t = t.to(want);
+  if (requires_grad) t.requires_grad_();
+  return t;
+}
+
+std::vector<double> values(const kiln::Tensor& t) {
+  kiln::Tensor h = t.detach().to(kiln::kDouble, /*copy=*/true).contiguous();
+  const double* p = h.data_ptr<double>();
+  return std::vector<double>(p, p + h.numel());
+}
+
+void check_close(const kiln::Tensor& got, const kiln::Tensor& want, double rtol, double atol,
+                 const std::string& what) {
+  BOOST_REQUIRE_MESSAGE(got.defined(), what << ": undefined result");
+  BOOST_REQUIRE_MESSAGE(got.sizes().equals(want.sizes()),
+                        what << ": sizes " << got.sizes() << " != " << want.sizes());
+  std::vector<double> a = values(got), b = values(want);
+  int bad = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    bool same = (std::isnan(a[i]) && std::isnan(b[i])) || a[i] == b[i] ||
+                std::abs(a[i] - b[i]) <= atol + rtol * std::abs(b[i]);
+    if (!same && bad++ < 3) {
+      BOOST_ERROR(what << ": element " << i << " is " << a[i] << ", expected " << b[i]);
+    }
+  }
+  if (bad > 3) BOOST_ERROR(what << ": " << bad << " elements differ in all");
+}
+
+}  // namespace nn_test

@@ -1,0 +1,63 @@
+// tests/golden/nn_cases.txt (written by make_nn_golden.py with PyTorch), parsed without a library,
+// and helpers to compare kiln tensors with it.
+#pragma once
+
+#include <kiln/kiln.h>
+#include <kiln/nn.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nn_test {
+
+struct GoldenTensor {
+  bool is_int = false;
+  std::vector<int64_t> sizes;
+  std::vector<double> values;
+};
+
+struct GoldenCase {
+  std::map<std::string, GoldenTensor> tensors;
+  std::map<std::string, std::string> strings;
+  std::string repr;  // a module's repr, lines joined with '\n'
+};
+
+// Every case of the file by name, loaded once.
+const std::map<std::string, GoldenCase>& golden_cases();
+const GoldenCase& golden_case(const std::string& name);
+
+// Field `field` of case `name` as a kiln tensor of dtype (float64 or int64 when omitted).
+kiln::Tensor golden(const std::string& name, const std::string& field,
+                    std::optional<kiln::ScalarType> dtype = std::nullopt,
+                    bool requires_grad = false);
+
+// t's values as float64, row-major.
+std::vector<double> values(const kiln::Tensor& t);
+
+// Checks |got - want| <= atol + rtol * |want| elementwise and equal sizes, reporting what.
+void check_close(const kiln::Tensor& got, const kiln::Tensor& want, double rtol, double atol,
+                 const std::string& what);
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace nn_test
+
+// Checks that `statement` throws `type` whose message contains `text`.
+#define CHECK_ERROR(type, statement, text)                                                     \
+  do {                                                                                        \
+    try {                                                                                     \
+      statement;                                                                              \
+      BOOST_ERROR("expected " #type " containing \"" << (text) << "\" from: " #statement);    \
+    } catch (const type& e_) {                                                                \
+      BOOST_CHECK_MESSAGE(nn_test::contains(e_.what(), text),                                 \
+                          #statement " threw \"" << e_.what() << "\", expected text \""       \
+                                                 << (text) << "\"");                          \
+    } catch (const std::exception& e_) {                                                      \
+      BOOST_ERROR(#statement " threw another exception type than " #type ": " << e_.what()); \
+    }                                                                                         \
+  } while (0)
