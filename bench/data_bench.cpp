@@ -49,7 +49,9 @@ std::vector<std::string> make_shards(const fs::path& dir) {
   data::TarShardWriter w((dir / "bench-%02d.tar").string(), int64_t{1} << 40, kPerShard);
   std::string bin(kBin, '\0');
   for (int i = 0; i < kShards * kPerShard; ++i) {
-    for (int j = 0; j < kBin; ++j) bin[static_cast<size_t>(j)] = static_cast<char>((i * 31 + j) & 0xff);
+    for (int j = 0; j < kBin; ++j) {
+      bin[static_cast<size_t>(j)] = static_cast<char>((i * 31 + j) & 0xff);
+    }
     char key[16];
     std::snprintf(key, sizeof key, "%07d", i);
     w.write(key, {{"bin", bin}, {"cls", std::to_string(i % 1000)}});
@@ -65,7 +67,9 @@ double read_files(const std::vector<std::string>& files, uint64_t& bytes) {
   double start = now();
   for (const std::string& f : files) {
     int fd = ::open(f.c_str(), O_RDONLY);
-    for (ssize_t n; (n = ::read(fd, buf.data(), buf.size())) > 0;) bytes += static_cast<uint64_t>(n);
+    for (ssize_t n; (n = ::read(fd, buf.data(), buf.size())) > 0;) {
+      bytes += static_cast<uint64_t>(n);
+    }
     ::close(fd);
   }
   return now() - start;
@@ -86,7 +90,8 @@ Result run_kiln(const std::string& url, int workers, int epochs) {
     for (data::Sample& batch : loader) {
       const kiln::Tensor& images = batch.at("bin").tensor();
       const kiln::Tensor& labels = batch.at("cls").tensor();
-      if (images.size(1) != kBin || images.dtype() != kiln::kByte || labels.dtype() != kiln::kLong) {
+      if (images.size(1) != kBin || images.dtype() != kiln::kByte ||
+          labels.dtype() != kiln::kLong) {
         throw kiln::Error("unexpected batch");
       }
       checksum += labels.data_ptr<int64_t>()[0];

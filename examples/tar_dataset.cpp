@@ -77,7 +77,9 @@ int main(int argc, char** argv) {
     data::DataLoader naive(std::make_shared<NaiveTarImageDataset>(data::open(url)),
                            data::DataLoaderOptions(32).workers(2));
     size_t naive_total = 0;
-    for (data::Sample& batch : naive) naive_total += static_cast<size_t>(batch.at("cls").tensor().size(0));
+    for (data::Sample& batch : naive) {
+      naive_total += static_cast<size_t>(batch.at("cls").tensor().size(0));
+    }
     std::cout << "the seed's naive dataset with 2 workers: " << naive_total << " samples, "
               << naive_total - 256 << " duplicates\n";
   } catch (const std::exception& e) {

@@ -172,13 +172,13 @@ bool onednn_matmul(MatmulShape s, int32_t dtype, bool batched, const void* a, co
 }
 
 // A contiguous copy of one operand ([batch, rows, cols] with strides s) as float32.
-std::vector<float> widen(int32_t dtype, const void* data, int64_t batch, int64_t rows,
+std::unique_ptr<float[]> widen(int32_t dtype, const void* data, int64_t batch, int64_t rows,
                          int64_t cols, const int64_t* s) {
-  std::vector<float> v(static_cast<size_t>(batch * rows * cols));
+  std::unique_ptr<float[]> v(new float[static_cast<size_t>(batch * rows * cols)]);
   const int64_t sizes[3] = {batch, rows, cols};
   const int64_t contiguous[3] = {rows * cols, cols, 1};
   kiln_tensor src{const_cast<void*>(data), dtype, 3, sizes, s, {0, 0}};
-  kiln_tensor dst{v.data(), KILN_F32, 3, sizes, contiguous, {0, 0}};
+  kiln_tensor dst{v.get(), KILN_F32, 3, sizes, contiguous, {0, 0}};
   visit<Dtypes::floating>(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     map<float, T>([](compute_t<T> x) { return static_cast<float>(x); }, dst, {&src});
@@ -189,9 +189,9 @@ std::vector<float> widen(int32_t dtype, const void* data, int64_t batch, int64_t
 // 16-bit operands widened to float32 for oneDNN, the result rounded back once.
 bool onednn_widened(const MatmulShape& s, int32_t dtype, bool batched, const void* a,
                     const void* b, void* out) {
-  std::vector<float> wa = widen(dtype, a, s.sa[0] == 0 ? 1 : s.batch, s.m, s.k, s.sa);
-  std::vector<float> wb = widen(dtype, b, s.sb[0] == 0 ? 1 : s.batch, s.k, s.n, s.sb);
-  std::vector<float> wc(static_cast<size_t>(s.batch * s.m * s.n));
+  std::unique_ptr<float[]> wa = widen(dtype, a, s.sa[0] == 0 ? 1 : s.batch, s.m, s.k, s.sa);
+  std::unique_ptr<float[]> wb = widen(dtype, b, s.sb[0] == 0 ? 1 : s.batch, s.k, s.n, s.sb);
+  std::unique_ptr<float[]> wc(new float[static_cast<size_t>(s.batch * s.m * s.n)]);
   MatmulShape f = s;
   const int64_t ca[3] = {s.sa[0] == 0 ? 0 : s.m * s.k, s.k, 1};
   const int64_t cb[3] = {s.sb[0] == 0 ? 0 : s.k * s.n, s.n, 1};
@@ -199,9 +199,9 @@ bool onednn_widened(const MatmulShape& s, int32_t dtype, bool batched, const voi
   std::copy(ca, ca + 3, f.sa);
   std::copy(cb, cb + 3, f.sb);
   std::copy(cc, cc + 3, f.sc);
-  if (!onednn_matmul(f, KILN_F32, batched, wa.data(), wb.data(), wc.data())) return false;
+  if (!onednn_matmul(f, KILN_F32, batched, wa.get(), wb.get(), wc.get())) return false;
   const int64_t sizes[3] = {s.batch, s.m, s.n};
-  kiln_tensor src{wc.data(), KILN_F32, 3, sizes, cc, {0, 0}};
+  kiln_tensor src{wc.get(), KILN_F32, 3, sizes, cc, {0, 0}};
   kiln_tensor dst{out, dtype, 3, sizes, s.sc, {0, 0}};
   visit<Dtypes::floating>(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -6,6 +6,7 @@
 #include "reduce.hpp"
 #include "registry.hpp"
 
+#include <cstring>
 #include <memory>
 
 namespace kiln::cpu {
@@ -164,6 +165,24 @@ class Cascade {
     for (int64_t j = 0; j < n; ++j) l0[j] = Op::combine(l0[j], f(j));
   }
 
+  // level 0 += src[j] for j in [j0, j0 + n), src holding accumulator values (a row that needs no
+  // conversion): lane by lane on GCC vectors, since selects such as nan_max's would not vectorize
+  void add_values(int64_t j0, int64_t n, const A* src) {
+    A* l0 = level_ + j0;
+    int64_t j = 0;
+    if constexpr (!std::is_same_v<A, bool>) {
+      using V = typename Vec16<A>::type;
+      for (; j + Vec16<A>::kLanes <= n; j += Vec16<A>::kLanes) {
+        V a, b;
+        std::memcpy(&a, l0 + j, sizeof a);
+        std::memcpy(&b, src + j, sizeof b);
+        a = Op::combine(a, b);
+        std::memcpy(l0 + j, &a, sizeof a);
+      }
+    }
+    for (; j < n; ++j) l0[j] = Op::combine(l0[j], src[j]);
+  }
+
   // the row is complete: fold the levels that are full
   void end_row() {
     for (int l = 0; l + 1 < levels() && ++count_[l] == kFan; ++l) {
@@ -283,14 +302,22 @@ void reduce_rows(const char* x, const ReducePlan& p, int64_t r0, int64_t r1, int
   for (int64_t r = r0; r < r1; ++r, rows.next()) {
     const char* row = x + rows.off[0];
     if (direct) {
-      const T* v = reinterpret_cast<const T*>(row);
-      acc.add(0, w, [v](int64_t j) { return Op::load(static_cast<compute_t<T>>(v[j])); });
+      if constexpr (std::is_same_v<T, A> || (std::is_same_v<T, bool> && sizeof(A) == 1)) {
+        acc.add_values(0, w, reinterpret_cast<const A*>(row));  // bool rows read as bytes
+      } else {  // integer sums and products widen each element
+        const T* v = reinterpret_cast<const T*>(row);
+        acc.add(0, w, [v](int64_t j) { return Op::load(static_cast<compute_t<T>>(v[j])); });
+      }
     } else {  // 16-bit floats converted, strided columns gathered, a chunk at a time
       for (int64_t j0 = 0; j0 < w; j0 += kChunk) {
         const int64_t n = std::min(kChunk, w - j0);
         load_chunk<T>(row + j0 * cs, cs, n, buf.v);
-        const compute_t<T>* v = buf.v;
-        acc.add(j0, n, [v](int64_t j) { return Op::load(v[j]); });
+        if constexpr (std::is_same_v<compute_t<T>, A>) {
+          acc.add_values(j0, n, buf.v);
+        } else {
+          const compute_t<T>* v = buf.v;
+          acc.add(j0, n, [v](int64_t j) { return Op::load(v[j]); });
+        }
       }
     }
     acc.end_row();

@@ -2,6 +2,7 @@
 #   cmake -DKILN_SHARD=<kiln-shard> -DWORK=<folder> -P check_kiln_shard.cmake
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/out)
 foreach(i RANGE 29)
   string(LENGTH "${i}" n)
   set(key "${i}")

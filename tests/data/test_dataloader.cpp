@@ -340,7 +340,7 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(pinned_memory)
 
 BOOST_AUTO_TEST_CASE(pin_memory_copies_into_the_plugins_host_memory) {
-  std::string file = KILN_TEST_PLUGIN_DIR "/pinned_device.so";
+  std::string file = KILN_DATA_TEST_PLUGIN_DIR "/pinned_device.so";
   kiln::PluginInfo info = kiln::load_plugin(file);
   BOOST_REQUIRE_MESSAGE(info.state == kiln::PluginState::Loaded, info.reason);
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD);

@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(lines_source)
 
 BOOST_AUTO_TEST_CASE(the_documented_plugin_reads_lines) {
-  kiln::PluginInfo info = kiln::load_plugin(KILN_TEST_PLUGIN_DIR "/lines_source.so");
+  kiln::PluginInfo info = kiln::load_plugin(KILN_DATA_TEST_PLUGIN_DIR "/lines_source.so");
   BOOST_TEST(kiln::plugin_state_name(info.state) == std::string("loaded"), info.reason);
   TempDir dir;
   data_test::write_file(dir / "a.txt", "first\nsecond\n");

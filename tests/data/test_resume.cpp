@@ -10,7 +10,8 @@ using data_test::TempDir;
 namespace {
 
 std::shared_ptr<Dataset> numbers(int64_t n) {
-  return std::make_shared<LambdaDataset>(n, [](int64_t i) { return Sample(Sample::Map{{"i", i}}); });
+  return std::make_shared<LambdaDataset>(n,
+                                         [](int64_t i) { return Sample(Sample::Map{{"i", i}}); });
 }
 
 std::vector<int64_t> values(const Sample& b) { return data_test::ints(b.at("i").tensor()); }

@@ -9,7 +9,9 @@ BOOST_AUTO_TEST_SUITE(shard_writer)
 BOOST_AUTO_TEST_CASE(shards_cut_by_size_and_count) {
   TempDir dir;
   TarShardWriter by_size(dir / "s-%03d.tar", 10 * 1024);
-  for (int i = 0; i < 20; ++i) by_size.write(data_test::key_of(i), {{"bin", std::string(1500, 'x')}});
+  for (int i = 0; i < 20; ++i) {
+    by_size.write(data_test::key_of(i), {{"bin", std::string(1500, 'x')}});
+  }
   by_size.close();
   // 2 KiB of tar per sample: 4 fit under 10 KiB with the end blocks
   BOOST_TEST(by_size.shards().size() == 5u);

@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(decoders_by_last_extension) {
   BOOST_TEST(raw[0].at("json").str().rfind("{\"a\"", 0) == 0);
   BOOST_TEST(raw[0].at("cls").to_int() == 4);
   BOOST_TEST(!raw[0].contains("png"));
-  BOOST_TEST(raw[0].contains("ga.png"));
+  BOOST_TEST(!raw[0].contains("ga.png"));  // skipped too: decoders go by the last extension
   CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + path,
                                                     SourceOptions().decode("json", "yaml")),
               "no decoder 'yaml' is registered");
@@ -291,7 +291,8 @@ BOOST_AUTO_TEST_CASE(seed_duplicate_samples_bug_without_splitting) {
   for (int workers : {1, 2, 8}) {
     DataLoader naive(std::make_shared<Naive>(open(url)), DataLoaderOptions(4).workers(workers));
     std::vector<std::string> keys = data_test::epoch_keys(naive);
-    int duplicates = static_cast<int>(keys.size()) - static_cast<int>(data_test::count(keys).size());
+    int duplicates =
+        static_cast<int>(keys.size()) - static_cast<int>(data_test::count(keys).size());
     BOOST_TEST(duplicates == 20 * (workers - 1));  // the bug, counted
     DataLoader split(open(url), DataLoaderOptions(4).workers(workers));
     std::vector<std::string> ok = data_test::epoch_keys(split);

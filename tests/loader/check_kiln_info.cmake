@@ -6,7 +6,7 @@ cmake_minimum_required(VERSION 3.25)
 
 # file name -> state kiln-info must report
 set(expected
-  abi_major.so=refused abi_minor_newer.so=refused abi_minor_older.so=loaded
+  abi_major.so=refused abi_minor_newer.so=refused abi_minor_older.so=loaded lines_source.so=loaded
   bad_calls.so=loaded bad_query.so=refused
   duplicate_device.so=loaded duplicate_kernel.so=refused garbage.so=load\ failed good.so=loaded
   init_fails.so=refused init_throws.so=refused missing_dep.so=load\ failed

@@ -105,7 +105,8 @@ Tensor conv2d_backend(const ConvOp& op, const Tensor& input, const Tensor& weigh
   Tensor out = empty_tensor(out_sizes, input.dtype(), input.device());
   if (out.numel() == 0) return out;
   if (bias.defined()) {
-    run_kernel(op, {&input, &weight, &bias}, {&out}, p.attrs());
+    Tensor dense_bias = bias.contiguous();  // oneDNN reads the bias as a dense vector
+    run_kernel(op, {&input, &weight, &dense_bias}, {&out}, p.attrs());
   } else {
     run_kernel(op, {&input, &weight}, {&out}, p.attrs());
   }

@@ -207,7 +207,8 @@ int32_t next(void* reader, kiln_sample* out) {
     std::vector<uint8_t>& buf = r->data[i];
     buf.resize(size);
     in.seekg(0);
-    if (size > 0 && !in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(size))) {
+    auto n = static_cast<std::streamsize>(size);
+    if (size > 0 && !in.read(reinterpret_cast<char*>(buf.data()), n)) {
       set_error("member '" + f.path + "': short read");
       return KILN_SAMPLE_SKIP;
     }

@@ -34,7 +34,9 @@ bool Grouper::read_pending() {
     if (!split_name(*m.name, key, ext)) continue;
     pending_key_.assign(key);
     pending_.name.assign(ext);
-    for (char& c : pending_.name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : pending_.name) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
     if (copy_) {
       pending_.owned.assign(m.data, m.data + m.size);
       pending_.data = pending_.owned.data();

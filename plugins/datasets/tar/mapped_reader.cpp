@@ -57,24 +57,27 @@ bool parse_number(const uint8_t* p, size_t n, uint64_t& out) {
   return true;  // an all-blank field is 0
 }
 
+// The header's sum with the checksum field counted as spaces: unsigned (POSIX), or signed (old
+// tars). Written as whole-block loops the compiler vectorizes: this runs once per member.
 bool checksum_ok(const uint8_t* h) {
   uint64_t stored = 0;
   if (!parse_number(h + 148, 8, stored)) return false;
-  uint64_t unsigned_sum = 0;
-  int64_t signed_sum = 0;
-  for (uint64_t i = 0; i < kBlock; ++i) {
-    uint8_t b = (i >= 148 && i < 156) ? ' ' : h[i];
-    unsigned_sum += b;
-    signed_sum += static_cast<int8_t>(b);
-  }
-  return stored == unsigned_sum || static_cast<int64_t>(stored) == signed_sum;
+  uint32_t unsigned_sum = 0;
+  for (uint64_t i = 0; i < kBlock; ++i) unsigned_sum += h[i];
+  for (uint64_t i = 148; i < 156; ++i) unsigned_sum -= h[i];
+  unsigned_sum += 8 * ' ';
+  if (stored == unsigned_sum) return true;
+  int32_t signed_sum = 0;
+  for (uint64_t i = 0; i < kBlock; ++i) signed_sum += static_cast<int8_t>(h[i]);
+  for (uint64_t i = 148; i < 156; ++i) signed_sum -= static_cast<int8_t>(h[i]);
+  signed_sum += 8 * ' ';
+  return static_cast<int64_t>(stored) == signed_sum;
 }
 
 bool zero_block(const uint8_t* h) {
-  for (uint64_t i = 0; i < kBlock; ++i) {
-    if (h[i] != 0) return false;
-  }
-  return true;
+  uint8_t any = 0;
+  for (uint64_t i = 0; i < kBlock; ++i) any |= h[i];
+  return any == 0;
 }
 
 // Applies pax records ("<len> key=value\n"...) of one extended header.
