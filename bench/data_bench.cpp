@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -146,7 +147,11 @@ int main(int argc, char** argv) {
     std::printf("kiln scaling 0 -> 1 -> 2 workers: 1.00x -> %.2fx -> %.2fx\n",
                 kiln_rate[1] / kiln_rate[0], kiln_rate[2] / kiln_rate[0]);
     if (torch) {
-      std::string cmd = "python3 " KILN_BENCH_DIR "/data_bench.py --dir '" + dir.string() +
+      // Debian's PyTorch is for /usr/bin/python3 (a python3 earlier on PATH may lack it).
+      const char* env = std::getenv("KILN_PYTHON");
+      std::string python = env ? env : fs::exists("/usr/bin/python3") ? "/usr/bin/python3"
+                                                                       : "python3";
+      std::string cmd = python + " " KILN_BENCH_DIR "/data_bench.py --dir '" + dir.string() +
                         "' --workers 0,2 --epochs 2 2>&1";
       FILE* p = popen(cmd.c_str(), "r");
       char line[512];

@@ -9,10 +9,13 @@
 #include <kiln/kiln.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
 namespace {
+
+namespace fs = std::filesystem;
 
 const char* kUsage =
     "usage: kiln-shard --from URL --out PATTERN [--max-size SIZE] [--max-count N]\n"
@@ -79,6 +82,8 @@ int main(int argc, char** argv) {
     if (shuffle > 1) options.shuffle(shuffle, shuffle).seed(seed);
     auto source = kiln::data::open(from, options);
     std::unique_ptr<kiln::data::SampleStream> stream = source->iter(kiln::data::WorkerInfo{});
+    fs::path folder = fs::path(out).parent_path();
+    if (!folder.empty()) fs::create_directories(folder);
     kiln::data::TarShardWriter writer(out, max_size, max_count);
     size_t reported = 0;
     int64_t bytes = 0;

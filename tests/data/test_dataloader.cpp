@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -195,9 +196,24 @@ BOOST_AUTO_TEST_CASE(worker_error_names_worker_batch_and_sample_and_keeps_its_ty
   }
 }
 
+// Threads of this process (the kernel's count, /proc/self/task).
+size_t thread_count() {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)e;
+    ++n;
+  }
+  return n;
+}
+
 BOOST_AUTO_TEST_CASE(early_exit_and_destruction_stop_the_workers) {
   std::atomic<int64_t> loaded{0};
   auto ds = numbers(100000, -1, [&](int64_t) { loaded.fetch_add(1); });
+  {
+    DataLoader warm(numbers(64), DataLoaderOptions(8).workers(4));  // the CPU plugin's pool
+    epoch(warm);
+  }
+  size_t threads_before = thread_count();
   {
     DataLoader loader(ds, DataLoaderOptions(10).workers(4));
     int n = 0;
@@ -214,6 +230,12 @@ BOOST_AUTO_TEST_CASE(early_exit_and_destruction_stop_the_workers) {
   int64_t after_destruction = loaded.load();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   BOOST_TEST(loaded.load() == after_destruction);
+  BOOST_TEST(thread_count() == threads_before);  // no worker thread left behind
+  {
+    DataLoader failing(numbers(100, 5), DataLoaderOptions(2).workers(3));
+    CHECK_ERROR(kiln::ValueError, epoch(failing), "bad sample 5");
+    BOOST_TEST(thread_count() == threads_before);  // joined at the error
+  }
 }
 
 BOOST_AUTO_TEST_CASE(an_iterator_outliving_its_loader_ends) {

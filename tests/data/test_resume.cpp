@@ -147,6 +147,32 @@ BOOST_AUTO_TEST_CASE(tar_source_resumes_with_another_worker_count) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(tar_source_resumes_on_another_number_of_ranks) {
+  // 2 ranks x 2 workers read 3 batches each; their merged state resumes on 3 ranks x 1 worker.
+  TempDir dir;
+  std::string url = "tar:" + data_test::write_shards(dir, 6, 10);
+  auto source = [&](int rank, int world) {
+    return open(url, SourceOptions().rank(rank).world_size(world).shuffle(8, 2).seed(4));
+  };
+  std::vector<std::string> seen;
+  std::vector<Sample> states;
+  for (int rank = 0; rank < 2; ++rank) {
+    DataLoader loader(source(rank, 2), DataLoaderOptions(4).workers(2).seed(1));
+    std::vector<std::string> head = take_keys(loader, 3);
+    seen.insert(seen.end(), head.begin(), head.end());
+    states.push_back(through_text(loader.state_dict()));
+  }
+  Sample merged = through_text(merge_states(states));
+  for (int rank = 0; rank < 3; ++rank) {
+    DataLoader loader(source(rank, 3), DataLoaderOptions(4).workers(1).seed(1));
+    loader.load_state_dict(merged);
+    std::vector<std::string> rest = take_keys(loader);
+    seen.insert(seen.end(), rest.begin(), rest.end());
+  }
+  BOOST_TEST(seen.size() == 60u);
+  BOOST_TEST(data_test::count(seen).size() == 60u);  // each sample exactly once
+}
+
 BOOST_AUTO_TEST_CASE(plain_iterable_needs_the_same_worker_count) {
   class Counter : public IterableDataset {
    public:

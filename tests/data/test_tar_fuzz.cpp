@@ -67,7 +67,7 @@ std::string mutate(const std::string& good, std::mt19937_64& rng, std::string& w
       what = "zero block";
       break;
     case 4:  // a huge size field
-      std::snprintf(&b[pick(b.size() / 512) * 512 + 124], 12, "%011o", 077777777777u);
+      std::snprintf(&b[pick(b.size() / 512) * 512 + 124], 12, "%011o", 037777777777u);
       what = "huge size";
       break;
     default: {

@@ -164,7 +164,9 @@ DataLoader::Iterator DataLoader::begin() {
     s.base_seed = static_cast<uint64_t>(get_int(r, "base_seed"));
     s.batches = get_int(r, "batches");
     s.samples = get_int(r, "samples");
-    int64_t saved_readers = std::max<int64_t>(get_int(r, "workers"), 1);
+    // a merged state (merge_states) always resumes through the delivered record
+    int64_t saved_readers =
+        r.contains("merged") ? -1 : std::max<int64_t>(get_int(r, "workers"), 1);
     s.worker_batches.assign(static_cast<size_t>(readers), 0);
     s.worker_samples.assign(static_cast<size_t>(readers), 0);
     s.exhausted.assign(static_cast<size_t>(readers), false);
@@ -294,7 +296,8 @@ void DataLoader::load_state_dict(const Sample& state) {
   s.pending.reset();
   if (!in_epoch) return;  // the next begin() starts that epoch from its first batch
   int64_t readers = std::max<int64_t>(options_.workers(), 1);
-  int64_t saved_readers = std::max<int64_t>(get_int(state, "workers"), 1);
+  int64_t saved_readers =
+      state.contains("merged") ? -1 : std::max<int64_t>(get_int(state, "workers"), 1);
   if (map_dataset_) {
     const Sampler* sampler = options_.batch_sampler() ? options_.batch_sampler()->sampler().get()
                                                       : options_.sampler().get();
@@ -304,6 +307,8 @@ void DataLoader::load_state_dict(const Sample& state) {
                      " replicas, which ", sampler->num_replicas(), " replicas cannot split ",
                      "evenly: resume with the same global batch (batch_size x replicas)");
   } else if (saved_readers != readers && !iterable_dataset_->tracks_provenance()) {
+    KILN_CHECK_VALUE(saved_readers > 0, "DataLoader.load_state_dict: a merged state (",
+                     "merge_states) resumes only datasets that track provenance");
     throw ValueError(kiln::detail::str(
         "DataLoader.load_state_dict: the state was saved with ", saved_readers, " reader",
         saved_readers == 1 ? "" : "s", " (workers=", get_int(state, "workers"),
@@ -312,6 +317,29 @@ void DataLoader::load_state_dict(const Sample& state) {
         "same number of workers"));
   }
   s.pending = state;
+}
+
+Sample merge_states(const std::vector<Sample>& states) {
+  KILN_CHECK_VALUE(!states.empty(), "merge_states: no states");
+  Sample out = states.front();
+  KILN_CHECK_VALUE(out.is_map(), "merge_states: expects DataLoader states, got ", out.repr());
+  if (!out.contains("delivered") || states.size() == 1) return out;
+  detail::DeliveredSet all;
+  for (const Sample& s : states) {
+    KILN_CHECK_VALUE(s.is_map() && get_int(s, "epoch") == get_int(out, "epoch") &&
+                         s.contains("in_epoch") &&
+                         s.at("in_epoch").to_bool() == out.at("in_epoch").to_bool(),
+                     "merge_states: the states are not of the same epoch");
+    Sample runs = s.contains("delivered") ? s.at("delivered") : Sample();
+    if (runs.is_none()) continue;
+    for (const Sample& t : runs.list()) {
+      all.add(t.at(0).to_int(), t.at(1).to_int(), t.at(2).to_int() - t.at(1).to_int());
+    }
+  }
+  out["delivered"] = all.to_sample();
+  out["merged"] = true;
+  out["resumed_from"] = Sample();
+  return out;
 }
 
 // --- Iterator ---------------------------------------------------------------------------------

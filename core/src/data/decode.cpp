@@ -279,7 +279,6 @@ Sample decode_field(const FieldPlan& plan, const char* name, const void* data, s
     }
     case FieldPlan::Kind::Plugin: {
       ValueBuilder b(column, capacity, slot);
-      kiln::detail::take_plugin_error();  // clear a stale message
       kiln_status status = plan.decoder->fn(data, size, name, b.out(), plan.decoder->user);
       if (status != 0) {
         std::string why = kiln::detail::take_plugin_error();  // the decoder names itself

@@ -1,92 +1,21 @@
-// One reader's stream of a plugin source: its shards in order, the error policy, the sample
-// shuffle buffer, decoding (into batches: Note [Decode into the batch] in decode.cpp) and the
-// provenance of what it yielded.
+// One reader's stream of a plugin source: decoding its raw samples (source_reader.h) one by one
+// or into batches (Note [Decode into the batch] in decode.cpp), the error policy for decoding,
+// and the provenance of what it yielded.
 #include "decode.h"
 #include "internal.h"
+#include "source_reader.h"
 #include "source_state.h"
-
-#include "../runtime.h"
 
 #include <kiln/data/collate.h>
 #include <kiln/error.h>
 #include <kiln/ops.h>
 
-#include <algorithm>
 #include <array>
-#include <cstring>
 
 namespace kiln::data::detail {
 namespace {
 
 using kiln::detail::str;
-
-// A view of one sample: into the plugin's buffers, or into an owned copy (shuffle buffer).
-struct FieldRef {
-  const char* name;
-  const void* data;
-  uint64_t size;
-  uint64_t offset;
-};
-
-struct RawRef {
-  const char* key = "";
-  int64_t shard = 0;
-  int64_t ordinal = 0;
-  uint64_t offset = 0;
-  const FieldRef* fields = nullptr;
-  int32_t n_fields = 0;
-};
-
-// A sample copied out of the plugin's buffers, for the shuffle buffer.
-struct OwnedSample {
-  std::string key;
-  int64_t shard = 0, ordinal = 0;
-  uint64_t offset = 0;
-  std::vector<std::string> names;
-  std::vector<std::vector<uint8_t>> data;
-  std::vector<uint64_t> offsets;
-  std::vector<FieldRef> refs;  // into names/data, rebuilt by view()
-
-  void assign(const RawRef& r, FieldPlanner& planner) {
-    key = r.key;
-    shard = r.shard;
-    ordinal = r.ordinal;
-    offset = r.offset;
-    size_t n = 0;
-    for (int32_t i = 0; i < r.n_fields; ++i) {
-      const FieldRef& f = r.fields[i];
-      if (planner.plan(f.name).kind == FieldPlan::Kind::Skip) continue;  // never copied
-      if (names.size() <= n) {
-        names.emplace_back();
-        data.emplace_back();
-        offsets.emplace_back();
-      }
-      names[n] = f.name;
-      const auto* p = static_cast<const uint8_t*>(f.data);
-      data[n].assign(p, p + f.size);
-      offsets[n] = f.offset;
-      ++n;
-    }
-    names.resize(n);
-    data.resize(n);
-    offsets.resize(n);
-  }
-
-  RawRef view() {
-    refs.resize(names.size());
-    for (size_t i = 0; i < names.size(); ++i) {
-      refs[i] = FieldRef{names[i].c_str(), data[i].data(), data[i].size(), offsets[i]};
-    }
-    RawRef r;
-    r.key = key.c_str();
-    r.shard = shard;
-    r.ordinal = ordinal;
-    r.offset = offset;
-    r.fields = refs.data();
-    r.n_fields = static_cast<int32_t>(refs.size());
-    return r;
-  }
-};
 
 // One field of a batch being built.
 struct Column {
@@ -100,21 +29,13 @@ class SourceStream : public SampleStream {
  public:
   SourceStream(std::shared_ptr<SourceState> state, std::vector<int64_t> shards,
                const WorkerInfo& worker)
-      : state_(std::move(state)), opts_(state_->options), plan_(std::move(shards)),
-        exclude_(state_->exclude()), planner_(opts_),
-        rng_(opts_.seed() ? mix_seed(mix_seed(*opts_.seed(), static_cast<uint64_t>(worker.epoch)),
-                                     static_cast<uint64_t>(opts_.rank() * 1000003 + worker.id))
-                          : mix_seed(worker.seed, static_cast<uint64_t>(opts_.rank()))) {
-    buffer_size_ = opts_.shuffle_buffer();
-    initial_ = std::min(opts_.shuffle_initial(), buffer_size_);
-  }
-
-  ~SourceStream() override { close_reader(); }
+      : state_(std::move(state)), opts_(state_->options), planner_(opts_),
+        reader_(state_, std::move(shards), worker, planner_) {}
 
   std::optional<Sample> next() override {
     RawRef r;
     for (;;) {
-      if (!next_raw(r)) return std::nullopt;
+      if (!reader_.next(r)) return std::nullopt;
       try {
         Sample::Map m;
         for (int32_t i = 0; i < r.n_fields; ++i) {
@@ -145,7 +66,7 @@ class SourceStream : public SampleStream {
     std::vector<Sample> keys, urls;
     int64_t count = 0;
     RawRef r;
-    while (count < n && next_raw(r)) {
+    while (count < n && reader_.next(r)) {
       try {
         for (Column& c : columns) c.seen = false;
         for (int32_t i = 0; i < r.n_fields; ++i) {
@@ -222,7 +143,7 @@ class SourceStream : public SampleStream {
   int64_t skip(int64_t n) override {
     int64_t done = 0;
     RawRef r;
-    while (done < n && next_raw(r)) {
+    while (done < n && reader_.next(r)) {
       record(r);
       ++done;
     }
@@ -255,22 +176,7 @@ class SourceStream : public SampleStream {
     runs_.push_back({r.shard, r.ordinal, 1});
   }
 
-  const std::string& shard_name(int64_t shard) const {
-    return state_->shards[static_cast<size_t>(shard)];
-  }
-
-  // Applies the policy to a message; returns when the stream should go on.
-  void policy(const std::string& message, bool decode_error, std::exception_ptr error) {
-    switch (opts_.on_error()) {
-      case ErrorPolicy::Raise:
-        if (decode_error && error) rethrow_with_context(error, message);
-        throw Error(message);
-      case ErrorPolicy::Warn:
-        kiln::detail::warn(message + (decode_error ? " (sample skipped)" : ""));
-        return;
-      case ErrorPolicy::Ignore: return;
-    }
-  }
+  const std::string& shard_name(int64_t shard) const { return reader_.shard_name(shard); }
 
   void handle_decode_error(const RawRef& r, std::exception_ptr error) {
     std::string where = str(state_->label(), ": shard '", shard_name(r.shard), "': ");
@@ -290,131 +196,14 @@ class SourceStream : public SampleStream {
     } catch (...) {
       what = "unknown exception";
     }
-    policy(where + what, true, nullptr);
+    apply_policy(opts_.on_error(), where + what + " (sample skipped)");
     record(r);  // consumed: a resumed run must not read it again
-  }
-
-  void close_reader() {
-    if (reader_ != nullptr) {
-      state_->source->ops->close(reader_);
-      reader_ = nullptr;
-    }
-  }
-
-  bool excluded(int64_t shard, int64_t ordinal) {
-    if (!exclude_) return false;
-    const auto* ranges = exclude_->ranges(shard);
-    if (ranges == nullptr) return false;
-    // the last range that begins at or before `ordinal`
-    auto it = std::upper_bound(ranges->begin(), ranges->end(), ordinal,
-                               [](int64_t o, const std::pair<int64_t, int64_t>& r) {
-                                 return o < r.first;
-                               });
-    return it != ranges->begin() && ordinal < std::prev(it)->second;
-  }
-
-  // The next sample of the plan's shards, in order.
-  bool read_source(RawRef& out) {
-    const kiln_source_ops* ops = state_->source->ops;
-    for (;;) {
-      if (reader_ == nullptr) {
-        if (plan_pos_ >= plan_.size()) return false;
-        shard_ = plan_[plan_pos_++];
-        ordinal_ = 0;
-        kiln::detail::take_plugin_error();
-        reader_ = ops->open_shard(state_->source->self, shard_name(shard_).c_str());
-        if (reader_ == nullptr) {
-          std::string why = kiln::detail::take_plugin_error();
-          policy(str(state_->label(), ": shard '", shard_name(shard_), "': cannot open: ",
-                     why.empty() ? "(no message)" : why),
-                 false, nullptr);
-          continue;
-        }
-      }
-      sample_ = kiln_sample{};
-      sample_.struct_size = sizeof(kiln_sample);
-      int32_t status = ops->next(reader_, &sample_);
-      if (status == KILN_SAMPLE_END) {
-        close_reader();
-        continue;
-      }
-      if (status != KILN_SAMPLE_OK) {
-        std::string why = kiln::detail::take_plugin_error();
-        std::string message = str(state_->label(), ": shard '", shard_name(shard_), "': ",
-                                  why.empty() ? "read error (no message)" : why);
-        if (status == KILN_SAMPLE_SKIP) {
-          ++ordinal_;
-          policy(message, false, nullptr);
-          continue;
-        }
-        close_reader();
-        policy(message + (opts_.on_error() == ErrorPolicy::Raise ? "" : " (rest of shard lost)"),
-               false, nullptr);
-        continue;
-      }
-      int64_t ordinal = ordinal_++;
-      if (excluded(shard_, ordinal)) continue;
-      fields_.resize(static_cast<size_t>(std::max(sample_.n_fields, 0)));
-      for (int32_t i = 0; i < sample_.n_fields; ++i) {
-        const kiln_field& f = sample_.fields[i];
-        fields_[static_cast<size_t>(i)] = FieldRef{f.name ? f.name : "", f.data, f.size, f.offset};
-      }
-      out.key = sample_.key ? sample_.key : "";
-      out.shard = shard_;
-      out.ordinal = ordinal;
-      out.offset = sample_.offset;
-      out.fields = fields_.data();
-      out.n_fields = static_cast<int32_t>(fields_.size());
-      return true;
-    }
-  }
-
-  bool buffer_one() {
-    RawRef r;
-    if (!read_source(r)) return false;
-    buffer_.emplace_back();
-    buffer_.back().assign(r, planner_);
-    return true;
-  }
-
-  // WebDataset's shuffle: append one (two while filling), yield a random one once `initial_`
-  // are in; drain at the end.
-  bool next_raw(RawRef& out) {
-    if (buffer_size_ <= 1) return read_source(out);
-    while (!source_done_) {
-      if (!buffer_one()) {
-        source_done_ = true;
-        break;
-      }
-      if (static_cast<int64_t>(buffer_.size()) < buffer_size_ && !buffer_one()) {
-        source_done_ = true;
-      }
-      if (static_cast<int64_t>(buffer_.size()) >= initial_) break;
-    }
-    if (buffer_.empty()) return false;
-    size_t k = static_cast<size_t>(rng_.below(buffer_.size()));
-    std::swap(current_, buffer_[k]);
-    std::swap(buffer_[k], buffer_.back());
-    buffer_.pop_back();
-    out = current_.view();
-    return true;
   }
 
   std::shared_ptr<SourceState> state_;
   const SourceOptions& opts_;
-  std::vector<int64_t> plan_;
-  size_t plan_pos_ = 0;
-  std::shared_ptr<const DeliveredSet> exclude_;
   FieldPlanner planner_;
-  Rng rng_;
-  int64_t buffer_size_ = 0, initial_ = 0;
-  void* reader_ = nullptr;
-  int64_t shard_ = 0, ordinal_ = 0;
-  kiln_sample sample_{};
-  std::vector<FieldRef> fields_;
-  std::vector<OwnedSample> buffer_;
-  OwnedSample current_;
-  bool source_done_ = false;
+  SourceReader reader_;
   const FieldRef* current_field_ = nullptr;
   std::vector<std::array<int64_t, 3>> runs_;
 };

@@ -34,7 +34,7 @@ class ArchiveReader : public MemberReader {
     }
   }
 
-  bool stable() const override { return false; }
+  Lifetime lifetime() const override { return Lifetime::UntilNext; }
 
   bool next(Member& m) override {
     if (done_) return false;

@@ -1,7 +1,6 @@
 // Grouping members into samples. See grouper.hpp for the rules.
 #include "grouper.hpp"
 
-#include <cctype>
 #include <cstring>
 
 namespace kiln::tar {
@@ -24,7 +23,8 @@ bool split_name(std::string_view name, std::string_view& key, std::string_view& 
 }
 
 Grouper::Grouper(std::unique_ptr<MemberReader> reader)
-    : reader_(std::move(reader)), copy_(!reader_->stable()) {}
+    : reader_(std::move(reader)),
+      copy_(reader_->lifetime() == MemberReader::Lifetime::UntilNext) {}
 
 bool Grouper::read_pending() {
   Member m;
@@ -35,14 +35,13 @@ bool Grouper::read_pending() {
     pending_key_.assign(key);
     pending_.name.assign(ext);
     for (char& c : pending_.name) {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');  // ASCII letters
     }
     if (copy_) {
       pending_.owned.assign(m.data, m.data + m.size);
       pending_.data = pending_.owned.data();
-    } else {
-      pending_.data = m.data;
     }
+    pending_.data_offset = m.data_offset;
     pending_.size = m.size;
     pending_.offset = m.offset;
     return true;
@@ -54,9 +53,8 @@ void Grouper::take_pending(Field& f) {
   if (copy_) {
     f.owned.swap(pending_.owned);
     f.data = f.owned.data();
-  } else {
-    f.data = pending_.data;
   }
+  f.data_offset = pending_.data_offset;
   f.size = pending_.size;
   f.offset = pending_.offset;
   has_pending_ = false;
@@ -79,6 +77,7 @@ int32_t Grouper::next(kiln_sample* out) {
     }
     key_.swap(pending_key_);
     n_fields_ = 0;
+    if (!copy_) reader_->keep_from(pending_.data_offset);  // this sample's bytes stay
     std::string duplicate;
     for (;;) {
       // pending_ belongs to this sample: make it a field
@@ -121,7 +120,8 @@ int32_t Grouper::next(kiln_sample* out) {
   }
   out_.resize(n_fields_);
   for (size_t i = 0; i < n_fields_; ++i) {
-    const Field& f = fields_[i];
+    Field& f = fields_[i];
+    if (!copy_) f.data = reader_->data_at(f.data_offset, f.size);  // after the window moved
     out_[i] = kiln_field{f.name.c_str(), f.data, f.size, f.offset};
   }
   out->key = key_.c_str();

@@ -2,8 +2,8 @@
 //
 //   kiln::data::open("tar:data/train-{000..127}.tar")
 //
-// An uncompressed shard is memory-mapped and parsed in place (mapped_reader.cpp): members go to
-// the core without a copy. Compressed shards (.tar.gz, .tar.zst, .tar.bz2, .tar.xz) go through
+// An uncompressed shard is read through a sliding window and parsed in place (tar_reader.cpp):
+// members go to the core without a copy. Compressed shards (.tar.gz, .tar.zst, .tar.bz2, .tar.xz) go through
 // libarchive (archive_reader.cpp); KILN_TAR_READER=libarchive sends every shard there. Members
 // become samples by WebDataset's rules (grouper.hpp). Items of the spec with glob characters
 // ("data/*.tar") list the files that match, sorted.
@@ -37,12 +37,12 @@ std::unique_ptr<kiln::tar::MemberReader> open_members(const std::string& path) {
   if (!use_archive) {
     uint8_t head[8] = {};
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return kiln::tar::read_tar_file_mapped(path);  // reports the errno message
+    if (fd < 0) return kiln::tar::read_tar_file(path);  // reports the errno message
     ssize_t n = ::read(fd, head, sizeof head);
     ::close(fd);
     use_archive = n > 0 && kiln::tar::looks_compressed(head, static_cast<uint64_t>(n));
   }
-  return use_archive ? kiln::tar::read_archive_file(path) : kiln::tar::read_tar_file_mapped(path);
+  return use_archive ? kiln::tar::read_archive_file(path) : kiln::tar::read_tar_file(path);
 }
 
 struct Reader {
@@ -108,7 +108,7 @@ extern "C" {
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
   static const kiln_plugin_info info = {
       sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "tar", "0.1.0",
-      "data source \"tar\": WebDataset shards (.tar mapped in place; .tar.gz, .tar.zst, "
+      "data source \"tar\": WebDataset shards (.tar read in place; .tar.gz, .tar.zst, "
       ".tar.bz2, .tar.xz through libarchive " ARCHIVE_VERSION_ONLY_STRING ")"};
   return &info;
 }

@@ -32,6 +32,7 @@
 #include <iterator>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 namespace kiln::data {
 
@@ -121,6 +122,12 @@ std::unique_ptr<DataLoader> make_data_loader(std::shared_ptr<D> dataset,
                                         std::move(options));
   }
 }
+
+// One state from the states of all ranks at the same step, for resuming an iterable source on
+// another number of ranks: the samples any rank delivered are left out (map-style states agree
+// across ranks, and the first is returned). Throws kiln::ValueError for states of different
+// epochs.
+KILN_API Sample merge_states(const std::vector<Sample>& states);
 
 // The state as one line of JSON (ints, strings, lists and maps), to write to a file.
 KILN_API std::string dump_state(const Sample& state);
