@@ -1,3 +1,4 @@
+#include "block_cache.h"
 #include "runtime.h"
 
 #include <kiln/error.h>
@@ -5,10 +6,34 @@
 
 namespace kiln {
 
-Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device) {
-  detail::DeviceTypeRecord& r = detail::require_device(device, "allocate");
+namespace {
+
+// The record of the device's type, checked. The common case (plugins loaded, the device exists)
+// costs two loads; see Note [Dispatch state TLS] for why the flag is initial-exec.
+detail::DeviceTypeRecord& allocating_device(Device device) {
+  static thread_local bool loaded __attribute__((tls_model("initial-exec"))) = false;
+  if (!loaded) {
+    detail::ensure_plugins_loaded();  // call_once: what it loaded is visible to this thread
+    loaded = true;
+  }
+  detail::DeviceTypeRecord& r = detail::device_record(device.type());
   int index = device.has_index() ? device.index() : 0;
-  data_ = r.ops->alloc(r.self, index, nbytes);
+  if (r.ops == nullptr || index >= r.count) return detail::require_device(device, "allocate");
+  return r;
+}
+
+}  // namespace
+
+Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device) {
+  detail::DeviceTypeRecord& r = allocating_device(device);
+  int index = device.has_index() ? device.index() : 0;
+  size_t bytes = detail::block_size_class(nbytes);
+  if (bytes >= detail::kMinCachedBytes) data_ = detail::take_cached_block(device, bytes);
+  if (data_ == nullptr) data_ = r.ops->alloc(r.self, index, bytes);
+  if (data_ == nullptr && detail::release_cached_blocks(device.type()) > 0) {
+    detail::take_plugin_error();
+    data_ = r.ops->alloc(r.self, index, bytes);  // once more, with the cache given back
+  }
   if (data_ == nullptr) {
     std::string why = detail::take_plugin_error();
     throw Error(detail::str("allocate: out of memory on ", device.str(), " allocating ", nbytes,
@@ -26,7 +51,10 @@ Storage::Storage(Device device, void* data, size_t nbytes, std::function<void(vo
 Storage::~Storage() {
   detail::DeviceTypeRecord& r = detail::device_record(device_.type());
   if (from_allocator_) {
-    r.ops->free(r.self, device_.has_index() ? device_.index() : 0, data_);
+    size_t bytes = detail::block_size_class(nbytes_);
+    if (bytes < detail::kMinCachedBytes || !detail::cache_block(device_, data_, bytes)) {
+      r.ops->free(r.self, device_.has_index() ? device_.index() : 0, data_);
+    }
   } else if (deleter_) {
     deleter_(data_);
   }

@@ -1,6 +1,7 @@
 #include "kernel_call.h"
 #include "print_format.h"
 #include "runtime.h"
+#include "small_pool.h"
 #include "tensor_internal.h"
 
 #include <kiln/autograd.h>
@@ -15,7 +16,7 @@ namespace detail {
 
 Tensor make_tensor(std::shared_ptr<Storage> storage, IntArrayRef sizes, IntArrayRef strides,
                    int64_t offset, ScalarType dtype) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->device = storage->device();
   impl->storage = std::move(storage);
   impl->sizes.assign(sizes);
@@ -37,7 +38,8 @@ Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
     KILN_CHECK_VALUE(s >= 0, "empty: negative dimension ", s, " in sizes ", sizes);
     n *= s;
   }
-  auto storage = std::make_shared<Storage>(device, static_cast<size_t>(n) * element_size(dtype));
+  auto storage = std::allocate_shared<Storage>(PoolAllocator<Storage>(), device,
+                                              static_cast<size_t>(n) * element_size(dtype));
   return make_tensor(std::move(storage), sizes, contiguous_strides(sizes), 0, dtype);
 }
 

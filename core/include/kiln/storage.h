@@ -39,4 +39,11 @@ class KILN_API Storage {
   std::atomic<uint32_t> version_{0};
 };
 
+// Large blocks (1 MiB and up) of dead storages stay cached for reuse by the next allocation of
+// the same size class (see Note [Block cache] in core/src/block_cache.cpp; KILN_CACHE_BYTES caps
+// the cache per device). empty_cache frees those of `device`'s type to its plugin and returns the
+// bytes freed; cached_bytes says how many `device` holds now.
+KILN_API size_t empty_cache(Device device);
+KILN_API size_t cached_bytes(Device device);
+
 }  // namespace kiln

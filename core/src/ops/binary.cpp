@@ -38,27 +38,37 @@ constexpr Rule kTrueDivide{to_floating, false};
 constexpr Rule kCompare{same_as_promoted, true};
 constexpr Rule kBitwise{integral_only, false};
 
-// Inputs converted and broadcast, and the output allocated, for one call.
+// Inputs converted and broadcast, and the output allocated, for one call. x and y point at the
+// caller's tensors when those need no conversion, else at x_slot and y_slot.
 struct Prepared {
-  Tensor x, y, out;
+  const Tensor* x;
+  const Tensor* y;
+  Tensor out, x_slot, y_slot;
+  Prepared() = default;
+  Prepared(const Prepared&) = delete;  // x and y may point into the object
+  Prepared& operator=(const Prepared&) = delete;
 };
 
-Prepared prepare(const char* op, const Rule& rule, const Tensor& a, const Tensor& b) {
-  Device device = common_device(op, {&a, &b});
-  ScalarType compute = rule.compute(op, result_type_of({&a, &b}));
+void prepare(Prepared& p, const char* op, const Rule& rule, const Tensor& a, const Tensor& b) {
+  const TensorImpl& ia = a.impl();
+  const TensorImpl& ib = b.impl();
+  // two tensors of one dtype on one device (the common case) promote to that dtype there
+  bool same = ia.dtype == ib.dtype && ia.device == ib.device && !ia.wrapped_number &&
+              !ib.wrapped_number;
+  Device device = same ? ia.device : common_device(op, {&a, &b});
+  ScalarType compute = rule.compute(op, same ? ia.dtype : result_type_of({&a, &b}));
   DimVector sizes = broadcast_dims(a.sizes(), b.sizes());
-  Prepared p;
-  p.x = prepare_input(a, compute, device, sizes);
-  p.y = prepare_input(b, compute, device, sizes);
+  p.x = &prepared_input(a, compute, device, sizes, p.x_slot);
+  p.y = &prepared_input(b, compute, device, sizes, p.y_slot);
   p.out = empty_tensor(sizes, rule.bool_output ? kBool : compute, device);
-  return p;
 }
 
 template <const Rule& R>
 Tensor binary_backend(const BinaryOp& op, const Tensor& a, const Tensor& b) {
-  Prepared p = prepare(op.name(), R, a, b);
-  run_kernel(*op.functional(), {&p.x, &p.y}, {&p.out});
-  return p.out;
+  Prepared p;
+  prepare(p, op.name(), R, a, b);
+  run_kernel(*op.functional(), {p.x, p.y}, {&p.out});
+  return std::move(p.out);
 }
 
 // Writes op(self, b) into self: directly when the dtypes agree, through a temporary otherwise.
@@ -70,11 +80,13 @@ Tensor binary_inplace_backend(const BinaryOp& op, const Tensor& self, const Tens
   check_inplace(op.name(), self, out_dtype, sizes);
   Device device = common_device(op.name(), {&self, &b});
   if (out_dtype == self.dtype() && compute == self.dtype()) {
-    Tensor y = prepare_input(b, compute, device, sizes);
+    Tensor slot;
+    const Tensor& y = prepared_input(b, compute, device, sizes, slot);
     run_kernel(*op.functional(), {&self, &y}, {&self});
   } else {
-    Prepared p = prepare(op.name(), R, self, b);
-    run_kernel(*op.functional(), {&p.x, &p.y}, {&p.out});
+    Prepared p;
+    prepare(p, op.name(), R, self, b);
+    run_kernel(*op.functional(), {p.x, p.y}, {&p.out});
     const_cast<Tensor&>(self).copy_(p.out);
   }
   bump_version(self);
@@ -94,10 +106,11 @@ Tensor alpha_backend(const AlphaOp& op, const Tensor& a, const Tensor& b, const 
     throw TypeError(str(op.name(), ": subtraction, the `-` operator, with two bool tensors is ",
                         "not supported. Use the `^` or `logical_xor()` operator instead."));
   }
-  Prepared p = prepare(op.name(), rule, a, b);
+  Prepared p;
+  prepare(p, op.name(), rule, a, b);
   check_alpha(op.name(), p.out.dtype(), alpha);
-  run_kernel(*op.functional(), {&p.x, &p.y}, {&p.out}, Attrs().scalar("alpha", alpha));
-  return p.out;
+  run_kernel(*op.functional(), {p.x, p.y}, {&p.out}, Attrs().scalar("alpha", alpha));
+  return std::move(p.out);
 }
 
 template <bool Subtract>
@@ -108,7 +121,9 @@ Tensor alpha_inplace_backend(const AlphaOp& op, const Tensor& self, const Tensor
   check_inplace(op.name(), self, compute, sizes);
   if (compute == self.dtype()) {
     check_alpha(op.name(), compute, alpha);
-    Tensor y = prepare_input(b, compute, common_device(op.name(), {&self, &b}), sizes);
+    Tensor slot;
+    const Tensor& y =
+        prepared_input(b, compute, common_device(op.name(), {&self, &b}), sizes, slot);
     run_kernel(*op.functional(), {&self, &y}, {&self}, Attrs().scalar("alpha", alpha));
   } else {
     const_cast<Tensor&>(self).copy_(alpha_backend<Subtract>(op, self, b, alpha));

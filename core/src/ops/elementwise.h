@@ -31,6 +31,16 @@ Device common_device(const char* op, std::initializer_list<const Tensor*> tensor
 // t moved to `device` if it is a 0-dim tensor elsewhere, converted to dtype, expanded to sizes.
 Tensor prepare_input(const Tensor& t, ScalarType dtype, Device device, IntArrayRef sizes);
 
+// The same without a copy of the handle when t is ready as it is (the common case, which keeps
+// two reference-count round trips off every small operator); otherwise the prepared tensor is
+// kept in `slot`, which must outlive the use of the result.
+inline const Tensor& prepared_input(const Tensor& t, ScalarType dtype, Device device,
+                                    IntArrayRef sizes, Tensor& slot) {
+  if (t.dtype() == dtype && t.device() == device && t.sizes().equals(sizes)) return t;
+  slot = prepare_input(t, dtype, device, sizes);
+  return slot;
+}
+
 // Throws when an in-place operator's result (dtype, sizes) cannot be written into self.
 void check_inplace(const char* op, const Tensor& self, ScalarType result, IntArrayRef sizes);
 
