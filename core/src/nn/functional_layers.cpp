@@ -1,10 +1,18 @@
 // kiln::nn::functional layers: linear, activations, softmax family, dropout, embedding, conv2d.
 #include <kiln/autograd.h>
+#include <kiln/dispatch.h>
 #include <kiln/nn/functional.h>
 
 namespace kiln::nn::functional {
 
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+// linear, softmax and log_softmax are composite operators (not plain functions) so that the
+// Autocast layer can apply their policies (core/src/amp/policy.h).
+namespace {
+using LinearOp = Operator<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+using SoftmaxOp = Operator<Tensor(const Tensor&, int64_t, std::optional<ScalarType>)>;
+
+Tensor linear_backend(const LinearOp&, const Tensor& input, const Tensor& weight,
+                      const Tensor& bias) {
   KILN_CHECK_VALUE(weight.dim() == 2, "linear: expected a 2-D weight [out_features, ",
                    "in_features], but got weight of size ", weight.sizes());
   KILN_CHECK_VALUE(input.dim() >= 1 && input.size(-1) == weight.size(1), "linear: input of size ",
@@ -20,6 +28,14 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   return out + bias;
 }
 
+LinearOp linear_op("linear", "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+                   linear_backend, false);
+}  // namespace
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  return linear_op(input, weight, bias);
+}
+
 Tensor relu(const Tensor& input) { return kiln::relu(input); }
 
 namespace {
@@ -33,9 +49,9 @@ Tensor floating_input(const char* op, const Tensor& input, std::optional<ScalarT
                   dtype_name(input.dtype()));
   return input;
 }
-}  // namespace
 
-Tensor softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
+Tensor softmax_backend(const SoftmaxOp&, const Tensor& input, int64_t dim,
+                       std::optional<ScalarType> dtype) {
   Tensor x = floating_input("softmax", input, dtype);
   if (x.numel() == 0) return x.clone();
   // subtracting the maximum changes nothing mathematically (nor the gradient): detach it
@@ -44,10 +60,26 @@ Tensor softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype
   return e / sum(e, {dim}, /*keepdim=*/true);
 }
 
-Tensor log_softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
+Tensor log_softmax_backend(const SoftmaxOp&, const Tensor& input, int64_t dim,
+                           std::optional<ScalarType> dtype) {
   Tensor x = floating_input("log_softmax", input, dtype);
   if (x.numel() == 0) return x.clone();
   return x - kiln::logsumexp(x, {dim}, /*keepdim=*/true);
+}
+
+SoftmaxOp softmax_op("softmax", "softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                     softmax_backend, false);
+SoftmaxOp log_softmax_op("log_softmax",
+                         "log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                         log_softmax_backend, false);
+}  // namespace
+
+Tensor softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmax_op(input, dim, dtype);
+}
+
+Tensor log_softmax(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype) {
+  return log_softmax_op(input, dim, dtype);
 }
 
 Tensor logsumexp(const Tensor& input, IntArrayRef dims, bool keepdim) {

@@ -2,6 +2,7 @@
 // log_softmax (input - logsumexp), never log(softmax); the logits form of binary cross entropy
 // never evaluates exp of a positive number.
 #include <kiln/autograd.h>
+#include <kiln/dispatch.h>
 #include <kiln/nn/functional.h>
 
 #include <cmath>
@@ -79,19 +80,45 @@ Tensor nll(const char* op, const Tensor& input, const Tensor& target, const Tens
 
 }  // namespace
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+namespace {
+using MseLossOp = Operator<Tensor(const Tensor&, const Tensor&, Reduction)>;
+Tensor mse_loss_backend(const MseLossOp&, const Tensor& input, const Tensor& target,
+                        Reduction reduction) {
   check_floating("mse_loss", input);
   Tensor diff = input - target;
   return reduce(diff * diff, reduction);
 }
+MseLossOp mse_loss_op("mse_loss",
+                      "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+                      mse_loss_backend, false);
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  return mse_loss_op(input, target, reduction);
+}
+
+namespace {
+using NllLossOp = Operator<Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction)>;
+Tensor nll_loss_backend(const NllLossOp&, const Tensor& input, const Tensor& target,
+                        const Tensor& weight, int64_t ignore_index, Reduction reduction) {
+  return nll("nll_loss", input, target, weight, ignore_index, reduction);
+}
+NllLossOp nll_loss_op("nll_loss",
+                      "nll_loss(Tensor self, Tensor target, Tensor? weight, int ignore_index=-100, "
+                      "int reduction=Mean) -> Tensor",
+                      nll_loss_backend, false);
+}  // namespace
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
                 int64_t ignore_index, Reduction reduction) {
-  return nll("nll_loss", input, target, weight, ignore_index, reduction);
+  return nll_loss_op(input, target, weight, ignore_index, reduction);
 }
 
-Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
-                     int64_t ignore_index, Reduction reduction) {
+namespace {
+using CrossEntropyOp =
+    Operator<Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction)>;
+Tensor cross_entropy_backend(const CrossEntropyOp&, const Tensor& input, const Tensor& target,
+                             const Tensor& weight, int64_t ignore_index, Reduction reduction) {
   check_floating("cross_entropy", input);
   KILN_CHECK_VALUE(input.dim() >= 1, "cross_entropy: expected an input of at least 1 dimension, ",
                    "but got a 0-dim tensor");
@@ -116,9 +143,23 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
   Tensor loss = -sum(logp * target, {dim});
   return reduce(loss, reduction);
 }
+CrossEntropyOp cross_entropy_op("cross_entropy",
+                                "cross_entropy(Tensor self, Tensor target, Tensor? weight, int "
+                                "ignore_index=-100, int reduction=Mean) -> Tensor",
+                                cross_entropy_backend, false);
+}  // namespace
 
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
-                            Reduction reduction) {
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                     int64_t ignore_index, Reduction reduction) {
+  return cross_entropy_op(input, target, weight, ignore_index, reduction);
+}
+
+namespace {
+using BinaryCrossEntropyOp =
+    Operator<Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction)>;
+Tensor binary_cross_entropy_backend(const BinaryCrossEntropyOp&, const Tensor& input,
+                                    const Tensor& target, const Tensor& weight,
+                                    Reduction reduction) {
   check_same_size("binary_cross_entropy", input, target);
   check_floating("binary_cross_entropy", input);
   if (input.numel() > 0) {
@@ -138,10 +179,24 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   if (weight.defined()) loss = loss * weight;
   return reduce(loss, reduction);
 }
+BinaryCrossEntropyOp binary_cross_entropy_op("binary_cross_entropy",
+                                             "binary_cross_entropy(Tensor self, Tensor target, "
+                                             "Tensor? weight, int reduction=Mean) -> Tensor",
+                                             binary_cross_entropy_backend, false);
+}  // namespace
 
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                        const Tensor& weight, Reduction reduction,
-                                        const Tensor& pos_weight) {
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            Reduction reduction) {
+  return binary_cross_entropy_op(input, target, weight, reduction);
+}
+
+namespace {
+using BinaryCrossEntropyWithLogitsOp =
+    Operator<Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction, const Tensor&)>;
+Tensor binary_cross_entropy_with_logits_backend(const BinaryCrossEntropyWithLogitsOp&,
+                                                const Tensor& input, const Tensor& target,
+                                                const Tensor& weight, Reduction reduction,
+                                                const Tensor& pos_weight) {
   check_same_size("binary_cross_entropy_with_logits", input, target);
   check_floating("binary_cross_entropy_with_logits", input);
   // log(1 + exp(-x)) = m + log(exp(-m) + exp(-x - m)) with m = max(-x, 0): no positive exponent
@@ -156,6 +211,18 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   }
   if (weight.defined()) loss = loss * weight;
   return reduce(loss, reduction);
+}
+BinaryCrossEntropyWithLogitsOp binary_cross_entropy_with_logits_op(
+    "binary_cross_entropy_with_logits",
+    "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight, int "
+    "reduction=Mean, Tensor? pos_weight) -> Tensor",
+    binary_cross_entropy_with_logits_backend, false);
+}  // namespace
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const Tensor& weight, Reduction reduction,
+                                        const Tensor& pos_weight) {
+  return binary_cross_entropy_with_logits_op(input, target, weight, reduction, pos_weight);
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {

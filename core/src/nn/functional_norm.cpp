@@ -81,6 +81,19 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     const int64_t count = input.numel() / std::max<int64_t>(channels, 1);
     KILN_CHECK_VALUE(count > 1, "batch_norm: expected more than 1 value per channel when ",
                      "training, got input size ", input.sizes());
+    if (input.dtype() == kBFloat16 || input.dtype() == kHalf) {
+      // Note [Batch norm in 16-bit floats]: as PyTorch's kernels, statistics in float32 and the
+      // output in the input's dtype (what autocast leaves between convolutions); the per-channel
+      // factor and shift are rounded once, so every full-size tensor stays 16-bit.
+      Tensor mean = kiln::mean(input, dims, /*keepdim=*/true, kFloat);
+      Tensor centred = input - mean.to(input.dtype());
+      Tensor var = kiln::mean(centred * centred, dims, /*keepdim=*/true, kFloat);
+      update_running(running_mean, running_var, mean, var, count, momentum);
+      Tensor factor = rsqrt(var + eps);
+      if (scale.defined()) factor = factor * scale;
+      Tensor out = centred * factor.to(input.dtype());
+      return shift.defined() ? out + shift.to(input.dtype()) : out;
+    }
     Tensor mean = kiln::mean(input, dims, /*keepdim=*/true);
     Tensor centred = input - mean;
     Tensor var = kiln::mean(centred * centred, dims, /*keepdim=*/true);

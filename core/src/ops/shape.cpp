@@ -72,9 +72,12 @@ namespace {
 Tensor cat_impl(TensorList tensors, int64_t dim);
 }
 
+namespace {
+using ListOp = Operator<Tensor(TensorList, int64_t)>;
+
 // cat is built from copy_ into parts of its output; its gradient is recorded here as one node
 // (each input gets its slice of the gradient).
-Tensor cat(TensorList tensors, int64_t dim) {
+Tensor cat_backend(const ListOp&, TensorList tensors, int64_t dim) {
   std::vector<const Tensor*> inputs;
   bool record = false;
   for (const Tensor& t : tensors) {
@@ -110,6 +113,7 @@ Tensor cat(TensorList tensors, int64_t dim) {
                            });
   return out;
 }
+}  // namespace
 
 namespace {
 Tensor cat_impl(TensorList tensors, int64_t dim) {
@@ -155,7 +159,8 @@ Tensor cat_impl(TensorList tensors, int64_t dim) {
 }
 }  // namespace
 
-Tensor stack(TensorList tensors, int64_t dim) {
+namespace {
+Tensor stack_backend(const ListOp&, TensorList tensors, int64_t dim) {
   KILN_CHECK_VALUE(!tensors.empty(), "stack expects a non-empty TensorList");
   for (size_t i = 1; i < tensors.size(); ++i) {
     KILN_CHECK_VALUE(tensors[i].sizes().equals(tensors[0].sizes()), "stack expects each tensor to ",
@@ -167,6 +172,14 @@ Tensor stack(TensorList tensors, int64_t dim) {
   for (const Tensor& t : tensors) expanded.push_back(t.unsqueeze(dim));
   return cat(expanded, dim);
 }
+
+// Composite operators (not plain functions) so that autocast can promote their inputs.
+ListOp cat_op("cat", "cat(Tensor[] tensors, int dim=0) -> Tensor", cat_backend, false);
+ListOp stack_op("stack", "stack(Tensor[] tensors, int dim=0) -> Tensor", stack_backend, false);
+}  // namespace
+
+Tensor cat(TensorList tensors, int64_t dim) { return cat_op(tensors, dim); }
+Tensor stack(TensorList tensors, int64_t dim) { return stack_op(tensors, dim); }
 
 Tensor repeat(const Tensor& x, IntArrayRef repeats) {
   KILN_CHECK_VALUE(static_cast<int64_t>(repeats.size()) >= x.dim(), "repeat: number of repeat ",

@@ -1,0 +1,30 @@
+// The CPU autocast policy (bfloat16 by default), after PyTorch's AutocastCPU lists, for the
+// operators kiln has. See Note [Autocast policies].
+#include "policy.h"
+
+namespace kiln::amp::detail {
+
+const std::vector<PolicyEntry>& cpu_policy_table() {
+  using P = CastPolicy;
+  static const std::vector<PolicyEntry> table = {
+      // matrix products and convolutions: the lower dtype (AMX / AVX512-BF16 on oneDNN)
+      {"mm", P::lower_precision},
+      {"bmm", P::lower_precision},
+      {"addmm", P::lower_precision},
+      {"linear", P::lower_precision},
+      {"conv2d", P::lower_precision},
+      // numerically sensitive: float32
+      {"prod", P::fp32},
+      {"mse_loss", P::fp32},
+      {"nll_loss", P::fp32},
+      {"cross_entropy", P::fp32},
+      {"binary_cross_entropy", P::fp32},
+      {"binary_cross_entropy_with_logits", P::fp32},
+      // mixed inputs: the widest
+      {"cat", P::promote},
+      {"stack", P::promote},
+  };
+  return table;
+}
+
+}  // namespace kiln::amp::detail
