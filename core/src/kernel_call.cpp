@@ -64,8 +64,8 @@ void call_plugin(const OperatorBase& op, Device device, const OperatorBase::Plug
 }
 
 // Note [CPU fallback]: a device that sets cpu_fallback runs operators it lacks on the CPU: the
-// inputs are copied to the CPU, the CPU kernel runs into CPU outputs, and those are copied back
-// into the device outputs. It warns once per operator and device type.
+// inputs and outputs are copied to the CPU, the CPU kernel runs into the CPU outputs, and those
+// are copied back into the device outputs. It warns once per operator and device type.
 void run_on_cpu(const OperatorBase& op, Device device, DeviceTypeRecord& record,
                 std::initializer_list<const Tensor*> inputs,
                 std::initializer_list<const Tensor*> outputs, const Attrs& attrs) {
@@ -79,9 +79,9 @@ void run_on_cpu(const OperatorBase& op, Device device, DeviceTypeRecord& record,
   }
   std::vector<Tensor> cpu_in, cpu_out;
   for (const Tensor* t : inputs) cpu_in.push_back(t->to(Device(kCPU)));
-  for (const Tensor* t : outputs) {
-    cpu_out.push_back(empty(t->sizes(), TensorOptions().dtype(t->dtype()).device(Device(kCPU))));
-  }
+  // The outputs come with their contents: some operators accumulate into them (index_add,
+  // scatter_add: "out holds self on entry", docs/primitives.md).
+  for (const Tensor* t : outputs) cpu_out.push_back(t->to(Device(kCPU), t->dtype(), true));
   const Tensor* pin[kMaxOperands];
   const Tensor* pout[kMaxOperands];
   for (size_t i = 0; i < cpu_in.size(); ++i) pin[i] = &cpu_in[i];
