@@ -1,10 +1,13 @@
 // The plugin loader: finds plugin files, checks their ABI, probes and initialises them, and
 // serves the host table (kiln_host) through which they register devices and kernels.
 //
-// Note [Plugins stay loaded]: a loaded plugin is never unloaded during the process's life.
-// Storages, operator tables and static objects point into it, and destruction order at exit is
-// not ordered against them (ggml leaks its handles for the same reason). The library objects are
-// deliberately leaked.
+// Note [Plugins stay loaded]: a plugin stays loaded for the process's life unless a program asks
+// for unload_plugin(), which refuses while anything of the plugin's devices lives (storages are
+// counted per device type) and for data-source plugins (datasets keep their ops). Static objects
+// and operator tables point into loaded plugins, and destruction order at exit is not ordered
+// against them (ggml leaks its handles for the same reason): the loader's own objects are
+// deliberately leaked, and nothing is unloaded at exit.
+#include "block_cache.h"
 #include "runtime.h"
 #include "data/registry.h"
 
@@ -174,6 +177,8 @@ void unregister_plugin(int index) {
       r.self = nullptr;
       r.plugin = -1;
       r.count = 0;
+      std::lock_guard<std::mutex> lock(r.warned_mutex);
+      r.warned_ops.clear();  // a plugin loaded again warns again
     }
   }
 }
@@ -350,6 +355,7 @@ const char* plugin_state_name(PluginState state) {
     case PluginState::NotAvailable: return "not available";
     case PluginState::Refused: return "refused";
     case PluginState::LoadFailed: return "load failed";
+    case PluginState::Unloaded: return "unloaded";
   }
   return "unknown";
 }
@@ -377,13 +383,22 @@ PluginInfo load_plugin(const std::string& path) {
   std::error_code ec;
   std::string canonical = detail::fs::weakly_canonical(path, ec).string();
   if (ec) canonical = path;
-  for (const detail::LoadedPlugin* p : l.plugins) {
-    if (p->info.path == canonical) return p->info;
+  detail::LoadedPlugin* plugin = nullptr;
+  int index = -1;
+  for (size_t i = 0; i < l.plugins.size(); ++i) {
+    if (l.plugins[i]->info.path != canonical) continue;
+    if (l.plugins[i]->info.state != PluginState::Unloaded) return l.plugins[i]->info;
+    plugin = l.plugins[i];  // unloaded: load it again under the same index
+    index = static_cast<int>(i);
+    plugin->info = PluginInfo();
+    plugin->info.path = canonical;
   }
-  auto* plugin = new detail::LoadedPlugin();  // leaked: see Note [Plugins stay loaded]
-  plugin->info.path = canonical;
-  int index = static_cast<int>(l.plugins.size());
-  l.plugins.push_back(plugin);
+  if (plugin == nullptr) {
+    plugin = new detail::LoadedPlugin();  // leaked: see Note [Plugins stay loaded]
+    plugin->info.path = canonical;
+    index = static_cast<int>(l.plugins.size());
+    l.plugins.push_back(plugin);
+  }
   std::error_code load_error;
   plugin->library.load(canonical, load_error,
                        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
@@ -413,6 +428,50 @@ PluginInfo load_plugin(const std::string& path) {
   }
   l.registering = -1;
   return plugin->info;
+}
+
+void unload_plugin(const std::string& path) {
+  detail::Loader& l = detail::loader();
+  std::lock_guard<std::recursive_mutex> lock(l.mutex);
+  std::error_code ec;
+  std::string canonical = detail::fs::weakly_canonical(path, ec).string();
+  if (ec) canonical = path;
+  int index = -1;
+  for (size_t i = 0; i < l.plugins.size(); ++i) {
+    if (l.plugins[i]->info.path == canonical) index = static_cast<int>(i);
+  }
+  KILN_CHECK(index >= 0, "unload_plugin: '", path, "' was never loaded");
+  detail::LoadedPlugin& p = *l.plugins[index];
+  KILN_CHECK(p.info.state == PluginState::Loaded, "unload_plugin: '", canonical,
+             "' is not loaded (its state: ", plugin_state_name(p.info.state), ")");
+  for (int t = 0; t < kMaxDeviceTypes; ++t) {
+    detail::DeviceTypeRecord& r = detail::records()[t];
+    if (r.plugin != index) continue;
+    int64_t live = r.live_storages.load();
+    KILN_CHECK(live == 0, "unload_plugin: refused for ", canonical, ": ", live, " storage",
+               live == 1 ? " is" : "s are", " still alive on its device '",
+               device_type_name(static_cast<DeviceType>(t)), "' (tensors, their views, ",
+               "gradients, optimizer state or saved autograd graphs); free them first");
+  }
+  for (const data::detail::SourceEntry& e : data::detail::all_sources()) {
+    KILN_CHECK(e.plugin != index, "unload_plugin: refused for ", canonical, ": it registered ",
+               "the data source '", e.scheme, "'; data-source plugins stay loaded");
+  }
+  for (const data::detail::DecoderEntry& e : data::detail::all_decoders()) {
+    KILN_CHECK(e.plugin != index, "unload_plugin: refused for ", canonical, ": it registered ",
+               "the decoder of '.", e.extension, "'; decoder plugins stay loaded");
+  }
+  // the block cache keeps large blocks of dead storages: they go back to the plugin first
+  for (int t = 0; t < kMaxDeviceTypes; ++t) {
+    if (detail::records()[t].plugin == index) {
+      detail::release_cached_blocks(static_cast<DeviceType>(t));
+    }
+  }
+  detail::unregister_plugin(index);
+  p.library.unload();
+  p.info.state = PluginState::Unloaded;
+  p.info.reason = "unloaded by unload_plugin()";
+  p.info.devices.clear();
 }
 
 std::vector<PluginInfo> plugins() {

@@ -1,6 +1,7 @@
 // Runs every registered case on every loaded device and input layout, one Boost.Test case per
 // registered case (suites "reference" and "pytorch"), plus the coverage checks: every operator
 // of the primitive list has a case, and the golden file and the golden cases agree.
+#include "check.h"
 #include "golden.h"
 
 #include <boost/test/unit_test.hpp>
@@ -14,170 +15,29 @@ namespace {
 
 using namespace kiln;
 
-// --- layouts ------------------------------------------------------------------------------------
-struct Layout {
-  const char* name;
-  bool (*applies)(const Tensor&);
-  Tensor (*apply)(const Tensor&);
-};
-
-bool always(const Tensor&) { return true; }
-Tensor identity(const Tensor& t) { return t; }
-
-bool can_transpose(const Tensor& t) { return t.dim() >= 2 && t.size(-1) > 1 && t.size(-2) > 1; }
-// Same values, column-major in the last two dimensions.
-Tensor transposed_copy(const Tensor& t) {
-  return t.transpose(-2, -1).contiguous().transpose(-2, -1);
-}
-
-bool can_stride(const Tensor& t) { return t.dim() >= 1 && t.numel() > 0; }
-// Same values, every other element of a buffer twice as long in the last dimension.
-Tensor strided_copy(const Tensor& t) {
-  std::vector<int64_t> sizes = t.sizes().vec();
-  sizes.back() *= 2;
-  Tensor view = zeros(sizes, t.options()).slice(-1, 0, std::nullopt, 2);
-  view.copy_(t);
-  return view;
-}
-
-const Layout kLayouts[] = {
-    {"contiguous", always, identity},
-    {"transposed", can_transpose, transposed_copy},
-    {"strided", can_stride, strided_copy},
-};
-
-// --- comparison ---------------------------------------------------------------------------------
-std::string format(double v) {
-  std::ostringstream out;
-  out.precision(10);
-  out << v;
-  return out.str();
-}
-
-// "" when actual matches expected; otherwise what differs.
-std::string compare(const Tensor& actual, const Tensor& expected, ScalarType want, double scale) {
-  if (!actual.defined()) return "the output is an undefined tensor";
-  if (actual.dtype() != want) {
-    return std::string("dtype ") + dtype_name(actual.dtype()) + ", expected " + dtype_name(want);
-  }
-  if (!actual.sizes().equals(expected.sizes())) {
-    std::ostringstream out;
-    out << "sizes " << actual.sizes() << ", expected " << expected.sizes();
-    return out.str();
-  }
-  Tensor a = host_double(actual), e = host_double(expected);
-  const double* pa = a.data_ptr<double>();
-  const double* pe = e.data_ptr<double>();
-  Tolerance tol = tolerance(want);
-  bool is16 = want == kHalf || want == kBFloat16;
-  double rtol = tol.rtol * (is16 ? scale : 1), atol = tol.atol * (is16 ? scale : 1);
-  int64_t bad = 0;
-  std::string first;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    double x = pa[i], y = pe[i];
-    if (want == kBool) y = y != 0 ? 1 : 0;
-    bool ok = x == y || (std::isnan(x) && std::isnan(y)) ||
-              (is_floating_point(want) && std::isfinite(y) &&
-               std::abs(x - y) <= atol + rtol * std::abs(y));
-    if (ok) continue;
-    if (bad++ < 4) {
-      first += (first.empty() ? "" : "; ") + std::string("[") + std::to_string(i) +
-               "] = " + format(x) + ", expected " + format(y);
-    }
-  }
-  if (bad == 0) return "";
-  return std::to_string(bad) + " of " + std::to_string(a.numel()) + " values differ: " + first;
-}
-
 // Collects failures of one Boost.Test case and reports the first few in full.
 struct Failures {
   int count = 0;
   void add(const std::string& where, const std::string& what) {
     if (++count <= 12) BOOST_ERROR(where << ": " << what);
   }
+  FailureSink sink() {
+    return [this](const std::string& where, const std::string& what) { add(where, what); };
+  }
   ~Failures() {
     if (count > 12) BOOST_ERROR(count - 12 << " more failures of this case not shown");
   }
 };
 
-// Runs the call on each device and layout and compares with `expected`; returns the number of
-// calls made.
-int check_everywhere(const Case& c, const std::string& label, const Args& cpu_args,
-                     const Outputs& expected, const std::vector<ScalarType>& want,
-                     Failures& failures) {
-  int calls = 0;
-  for (const Device& device : devices()) {
-    for (const Layout& layout : kLayouts) {
-      bool any = false;
-      for (const Tensor& t : cpu_args.tensors) any = any || layout.applies(t);
-      if (layout.apply != identity && (!c.layouts || !any)) continue;
-      std::string where = c.name + " [" + label + "] on " + device.str() + " (" + layout.name + ")";
-      Outputs out;
-      try {
-        Args a = cpu_args;
-        for (Tensor& t : a.tensors) {
-          t = t.to(device, t.dtype(), /*copy=*/true);
-          if (layout.applies(t)) t = layout.apply(t);
-        }
-        if (c.on_device) a = c.on_device(a);
-        ++calls;
-        out = c.run(a);
-      } catch (const std::exception& e) {
-        failures.add(where, std::string("threw: ") + e.what());
-        continue;
-      }
-      if (out.size() != expected.size()) {
-        failures.add(where, std::to_string(out.size()) + " outputs, expected " +
-                                std::to_string(expected.size()));
-        continue;
-      }
-      for (size_t i = 0; i < out.size(); ++i) {
-        std::string diff;
-        try {
-          diff = compare(out[i].to(Device(kCPU)), expected[i], want[i], c.tolerance_scale);
-        } catch (const std::exception& e) {
-          diff = std::string("reading the output threw: ") + e.what();
-        }
-        if (!diff.empty()) failures.add(where, "output " + std::to_string(i) + ": " + diff);
-      }
-    }
-  }
-  return calls;
-}
-
-void run_reference_case(const Case& c) {
+void reference_test(const Case& c) {
   Failures failures;
-  int calls = 0;
-  for (ScalarType dtype : c.dtypes) {
-    std::string label = dtype_name(dtype);
-    Args args;
-    Outputs expected;
-    try {
-      args = c.inputs(dtype);
-      expected = c.reference(args, dtype);
-    } catch (const std::exception& e) {
-      failures.add(c.name + " [" + label + "]", std::string("the reference threw: ") + e.what());
-      continue;
-    }
-    std::vector<ScalarType> want;
-    for (size_t i = 0; i < expected.size(); ++i) {
-      want.push_back(c.out_dtype ? c.out_dtype(dtype, i) : dtype);
-    }
-    calls += check_everywhere(c, label, args, expected, want, failures);
-  }
+  int calls = run_reference_case(c, devices(), failures.sink());
   BOOST_TEST(calls > 0, c.name << " made no call");
 }
 
-void run_golden_case(const Case& c) {
+void golden_test(const Case& c) {
   Failures failures;
-  int records = 0;
-  for (const GoldenRecord& r : golden_records()) {
-    if (r.name != c.name) continue;
-    ++records;
-    std::vector<ScalarType> want;
-    for (const Tensor& e : r.expected) want.push_back(e.dtype());
-    check_everywhere(c, r.label, r.args, r.expected, want, failures);
-  }
+  int records = run_golden_case(c, devices(), failures.sink());
   BOOST_TEST(records > 0, c.name << ": no record in " << golden_file());
 }
 
@@ -192,8 +52,8 @@ bool init_suite() {
       throw std::runtime_error("conformance: two cases are named " + c.name);
     }
     const Case* p = &c;
-    auto body = c.golden ? std::function<void()>([p] { run_golden_case(*p); })
-                         : std::function<void()>([p] { run_reference_case(*p); });
+    auto body = c.golden ? std::function<void()>([p] { golden_test(*p); })
+                         : std::function<void()>([p] { reference_test(*p); });
     (c.golden ? pytorch : reference)->add(utf::make_test_case(body, c.name, c.file, c.line));
   }
   utf::framework::master_test_suite().add(reference);

@@ -19,6 +19,7 @@ enum class PluginState {
   NotAvailable,  // loaded, but its probe said it cannot run on this machine (reason given)
   Refused,       // ABI mismatch, registration failed, a conflict with another plugin
   LoadFailed,    // not a plugin, or a library it needs is missing
+  Unloaded,      // was loaded; unload_plugin() removed it (load_plugin() loads it again)
 };
 
 struct PluginInfo {
@@ -40,6 +41,12 @@ KILN_API void add_plugin_path(const std::string& path);
 KILN_API void load_plugins();
 // Loads one plugin file now (tests, tools); the result is also in plugins().
 KILN_API PluginInfo load_plugin(const std::string& path);
+// Unloads a loaded plugin: removes its device types, kernels, sources and decoders, and closes
+// the library. Throws kiln::Error, changing nothing, when the file is not a loaded plugin, while
+// tensors (storages) of one of its devices are alive, or when it registered data sources or
+// decoders (datasets keep pointers into them: such plugins stay loaded). Call it when no other
+// thread uses the plugin's devices.
+KILN_API void unload_plugin(const std::string& path);
 // Every plugin file seen so far, in load order.
 KILN_API std::vector<PluginInfo> plugins();
 // The folders searched, in order (for kiln-info).

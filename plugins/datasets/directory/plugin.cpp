@@ -8,7 +8,7 @@
 // ("train/cat/0001.jpg" -> key "train/cat/0001", field "jpg"): files are sorted by (key, field)
 // and grouped by key. So that workers and ranks can split the folder, it is cut into shards of
 // shard_size samples (100 by default), named "<item>#<n>". `pattern` (fnmatch) filters file names.
-#include <kiln/sdk/plugin.h>
+#include <kiln/sdk/source.hpp>
 
 #include <fnmatch.h>
 
@@ -25,12 +25,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-const kiln_host* g_host = nullptr;
-
-void set_error(const std::string& message) {
-  if (g_host != nullptr) g_host->set_error(message.c_str());
-}
 
 struct File {
   std::string key, extension, path;
@@ -136,7 +130,23 @@ std::shared_ptr<const Listing> listing(const std::string& item) {
   return cache().emplace(item, l).first->second;
 }
 
-struct Reader {
+struct DirReader {
+  // "<item>#<n>": the n-th shard_size samples of the item's listing.
+  explicit DirReader(const std::string& shard) {
+    size_t hash = shard.rfind('#');
+    if (hash == std::string::npos) throw std::invalid_argument("not a dir shard name: " + shard);
+    int64_t index = std::stoll(shard.substr(hash + 1));
+    listing = ::listing(shard.substr(0, hash));
+    auto samples = static_cast<int64_t>(listing->sample_starts.size()) - 1;
+    if (index < 0 || index >= listing->shards()) {
+      throw std::out_of_range("shard " + std::to_string(index) + " does not exist");
+    }
+    sample = static_cast<size_t>(index * listing->shard_size);
+    end = static_cast<size_t>(std::min(samples, (index + 1) * listing->shard_size));
+  }
+
+  int32_t next(kiln_sample& out);
+
   std::shared_ptr<const Listing> listing;
   size_t sample = 0, end = 0;  // sample indices
   std::vector<std::vector<uint8_t>> data;
@@ -144,120 +154,60 @@ struct Reader {
   std::string key;
 };
 
-kiln_status list_shards(void*, const char* item, void (*emit)(void*, const char*), void* ctx) {
-  try {
+int32_t DirReader::next(kiln_sample& out) {
+  if (sample >= end) return KILN_SAMPLE_END;
+  const Listing& l = *listing;
+  size_t first = l.sample_starts[sample], last = l.sample_starts[sample + 1];
+  ++sample;
+  size_t n = last - first;
+  if (data.size() < n) data.resize(n);
+  fields.resize(n);
+  key = l.files[first].key;
+  for (size_t i = 0; i < n; ++i) {
+    const File& f = l.files[first + i];
+    if (i > 0 && f.extension == l.files[first + i - 1].extension) {
+      kiln::sdk::set_error("member '" + f.path + "': duplicate field '" + f.extension +
+                           "' in sample '" + f.key + "'");
+      return KILN_SAMPLE_SKIP;
+    }
+    std::ifstream in(f.path, std::ios::binary | std::ios::ate);
+    if (!in) {
+      kiln::sdk::set_error("member '" + f.path + "': cannot read the file");
+      return KILN_SAMPLE_SKIP;
+    }
+    auto size = static_cast<size_t>(in.tellg());
+    std::vector<uint8_t>& buf = data[i];
+    buf.resize(size);
+    in.seekg(0);
+    if (size > 0 && !in.read(reinterpret_cast<char*>(buf.data()),
+                             static_cast<std::streamsize>(size))) {
+      kiln::sdk::set_error("member '" + f.path + "': short read");
+      return KILN_SAMPLE_SKIP;
+    }
+    fields[i] = kiln_field{f.extension.c_str(), buf.data(), size, 0};
+  }
+  out.key = key.c_str();
+  out.fields = fields.data();
+  out.n_fields = static_cast<int32_t>(n);
+  out.offset = 0;
+  return KILN_SAMPLE_OK;
+}
+
+struct DirSource {
+  static constexpr const char* scheme = "dir";
+  using Reader = DirReader;
+
+  static void list_shards(const std::string& item, const kiln::sdk::EmitShard& emit) {
     std::shared_ptr<const Listing> l = list(item);  // fresh: the folder may have changed
     {
       std::lock_guard<std::mutex> lock(g_mutex);
       cache()[item] = l;
     }
-    for (int64_t i = 0; i < l->shards(); ++i) emit(ctx, (item + std::string("#") +
-                                                         std::to_string(i)).c_str());
-    return 0;
-  } catch (const std::exception& e) {
-    set_error(e.what());
-    return 1;
+    for (int64_t i = 0; i < l->shards(); ++i) emit(item + "#" + std::to_string(i));
   }
-}
-
-void* open_shard(void*, const char* shard) {
-  try {
-    std::string s(shard);
-    size_t hash = s.rfind('#');
-    if (hash == std::string::npos) throw std::invalid_argument("not a dir shard name: " + s);
-    int64_t index = std::stoll(s.substr(hash + 1));
-    auto r = std::make_unique<Reader>();
-    r->listing = listing(s.substr(0, hash));
-    auto samples = static_cast<int64_t>(r->listing->sample_starts.size()) - 1;
-    if (index < 0 || index >= r->listing->shards()) {
-      throw std::out_of_range("shard " + std::to_string(index) + " does not exist");
-    }
-    r->sample = static_cast<size_t>(index * r->listing->shard_size);
-    r->end = static_cast<size_t>(std::min(samples, (index + 1) * r->listing->shard_size));
-    return r.release();
-  } catch (const std::exception& e) {
-    set_error(e.what());
-    return nullptr;
-  }
-}
-
-int32_t next(void* reader, kiln_sample* out) {
-  auto* r = static_cast<Reader*>(reader);
-  if (r->sample >= r->end) return KILN_SAMPLE_END;
-  const Listing& l = *r->listing;
-  size_t first = l.sample_starts[r->sample], last = l.sample_starts[r->sample + 1];
-  ++r->sample;
-  size_t n = last - first;
-  if (r->data.size() < n) r->data.resize(n);
-  r->fields.resize(n);
-  r->key = l.files[first].key;
-  for (size_t i = 0; i < n; ++i) {
-    const File& f = l.files[first + i];
-    if (i > 0 && f.extension == l.files[first + i - 1].extension) {
-      set_error("member '" + f.path + "': duplicate field '" + f.extension + "' in sample '" +
-                f.key + "'");
-      return KILN_SAMPLE_SKIP;
-    }
-    std::ifstream in(f.path, std::ios::binary | std::ios::ate);
-    if (!in) {
-      set_error("member '" + f.path + "': cannot read the file");
-      return KILN_SAMPLE_SKIP;
-    }
-    auto size = static_cast<size_t>(in.tellg());
-    std::vector<uint8_t>& buf = r->data[i];
-    buf.resize(size);
-    in.seekg(0);
-    auto n = static_cast<std::streamsize>(size);
-    if (size > 0 && !in.read(reinterpret_cast<char*>(buf.data()), n)) {
-      set_error("member '" + f.path + "': short read");
-      return KILN_SAMPLE_SKIP;
-    }
-    r->fields[i] = kiln_field{f.extension.c_str(), buf.data(), size, 0};
-  }
-  out->key = r->key.c_str();
-  out->fields = r->fields.data();
-  out->n_fields = static_cast<int32_t>(n);
-  out->offset = 0;
-  return KILN_SAMPLE_OK;
-}
-
-void close_shard(void* reader) { delete static_cast<Reader*>(reader); }
-
-const kiln_source_ops* source_ops() {
-  static const kiln_source_ops ops = [] {
-    kiln_source_ops o{};
-    o.struct_size = sizeof(kiln_source_ops);
-    o.list_shards = list_shards;
-    o.open_shard = open_shard;
-    o.next = next;
-    o.close = close_shard;
-    return o;
-  }();
-  return &ops;
-}
+};
 
 }  // namespace
 
-extern "C" {
-
-KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {
-      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "dir", "0.1.0",
-      "data source \"dir\": a folder of files grouped into samples by key"};
-  return &info;
-}
-
-KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host) {
-  if (host->struct_size < offsetof(kiln_host, register_source) + sizeof(host->register_source)) {
-    host->set_error("this core has no data-source interface (kiln plugin ABI 1.1 or newer)");
-    return 0;
-  }
-  return 1;
-}
-
-KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
-  g_host = host;
-  return host->register_source("dir", source_ops(), nullptr);
-}
-
-}  // extern "C"
+KILN_SOURCE_PLUGIN(DirSource, "dir", "0.1.0",
+                   "data source \"dir\": a folder of files grouped into samples by key")

@@ -10,7 +10,7 @@
 #include "grouper.hpp"
 #include "members.hpp"
 
-#include <kiln/sdk/plugin.h>
+#include <kiln/sdk/source.hpp>
 
 #include <archive.h>
 #include <fcntl.h>
@@ -19,16 +19,10 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
+#include <stdexcept>
 #include <string>
 
 namespace {
-
-const kiln_host* g_host = nullptr;
-
-void set_error(const std::string& message) {
-  if (g_host != nullptr) g_host->set_error(message.c_str());
-}
 
 // Picks the reader from the file's first bytes.
 std::unique_ptr<kiln::tar::MemberReader> open_members(const std::string& path) {
@@ -45,85 +39,42 @@ std::unique_ptr<kiln::tar::MemberReader> open_members(const std::string& path) {
   return use_archive ? kiln::tar::read_archive_file(path) : kiln::tar::read_tar_file(path);
 }
 
-struct Reader {
+struct TarReader {
+  explicit TarReader(const std::string& shard) : grouper(open_members(shard)) {}
+
+  int32_t next(kiln_sample& out) {
+    int32_t status = grouper.next(&out);
+    if (status == KILN_SAMPLE_ERROR || status == KILN_SAMPLE_SKIP) {
+      kiln::sdk::set_error(grouper.error());
+    }
+    return status;
+  }
+
   kiln::tar::Grouper grouper;
 };
 
-kiln_status list_shards(void*, const char* item, void (*emit)(void*, const char*), void* ctx) {
-  if (std::strpbrk(item, "*?[") == nullptr) {
-    emit(ctx, item);
-    return 0;
-  }
-  glob_t g{};
-  int r = glob(item, GLOB_ERR, nullptr, &g);
-  if (r != 0) {
+struct TarSource {
+  static constexpr const char* scheme = "tar";
+  using Reader = TarReader;
+
+  static void list_shards(const std::string& item, const kiln::sdk::EmitShard& emit) {
+    if (item.find_first_of("*?[") == std::string::npos) {
+      emit(item);
+      return;
+    }
+    glob_t g{};
+    int r = glob(item.c_str(), GLOB_ERR, nullptr, &g);
+    if (r != 0) {
+      globfree(&g);
+      throw std::runtime_error("no file matches '" + item + "'");
+    }
+    for (size_t i = 0; i < g.gl_pathc; ++i) emit(g.gl_pathv[i]);  // glob sorts them
     globfree(&g);
-    set_error(std::string("no file matches '") + item + "'");
-    return 1;
   }
-  for (size_t i = 0; i < g.gl_pathc; ++i) emit(ctx, g.gl_pathv[i]);  // glob sorts them
-  globfree(&g);
-  return 0;
-}
-
-void* open_shard(void*, const char* shard) {
-  try {
-    return new Reader{kiln::tar::Grouper(open_members(shard))};
-  } catch (const std::exception& e) {
-    set_error(e.what());
-    return nullptr;
-  }
-}
-
-int32_t next(void* reader, kiln_sample* out) {
-  auto* r = static_cast<Reader*>(reader);
-  if (out == nullptr || out->struct_size < offsetof(kiln_sample, offset) + sizeof(out->offset)) {
-    set_error("tar source: the core's kiln_sample is too small for this plugin");
-    return KILN_SAMPLE_ERROR;
-  }
-  int32_t status = r->grouper.next(out);
-  if (status == KILN_SAMPLE_ERROR || status == KILN_SAMPLE_SKIP) set_error(r->grouper.error());
-  return status;
-}
-
-void close_shard(void* reader) { delete static_cast<Reader*>(reader); }
-
-const kiln_source_ops* source_ops() {
-  static const kiln_source_ops ops = [] {
-    kiln_source_ops o{};
-    o.struct_size = sizeof(kiln_source_ops);
-    o.list_shards = list_shards;
-    o.open_shard = open_shard;
-    o.next = next;
-    o.close = close_shard;
-    return o;
-  }();
-  return &ops;
-}
+};
 
 }  // namespace
 
-extern "C" {
-
-KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {
-      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "tar", "0.1.0",
-      "data source \"tar\": WebDataset shards (.tar read in place; .tar.gz, .tar.zst, "
-      ".tar.bz2, .tar.xz through libarchive " ARCHIVE_VERSION_ONLY_STRING ")"};
-  return &info;
-}
-
-KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host) {
-  if (host->struct_size < offsetof(kiln_host, register_source) + sizeof(host->register_source)) {
-    host->set_error("this core has no data-source interface (kiln plugin ABI 1.1 or newer)");
-    return 0;
-  }
-  return 1;
-}
-
-KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
-  g_host = host;
-  return host->register_source("tar", source_ops(), nullptr);
-}
-
-}  // extern "C"
+KILN_SOURCE_PLUGIN(TarSource, "tar", "0.1.0",
+                   "data source \"tar\": WebDataset shards (.tar read in place; .tar.gz, .tar.zst, "
+                   ".tar.bz2, .tar.xz through libarchive " ARCHIVE_VERSION_ONLY_STRING ")")

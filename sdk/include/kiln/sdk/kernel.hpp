@@ -16,6 +16,7 @@
 #pragma once
 
 #include <kiln/sdk/half.hpp>
+#include <kiln/sdk/host.hpp>
 #include <kiln/sdk/plugin.h>
 
 #include <cstdint>
@@ -25,16 +26,6 @@
 #include <type_traits>
 
 namespace kiln::sdk {
-
-// The host table handed to this plugin; set it in kiln_plugin_probe / kiln_plugin_init.
-inline const kiln_host*& host() {
-  static const kiln_host* table = nullptr;
-  return table;
-}
-
-inline void log(int32_t level, const std::string& message) {
-  if (host() != nullptr) host()->log(level, message.c_str());
-}
 
 template <class T>
 struct TypeTag {
@@ -222,6 +213,10 @@ class StridedLoop {
     int64_t rest = begin;
     for (int k = 0; k < N; ++k) ptr[k] = base_[k];
     for (int d = 0; d < ndim_; ++d) {
+      if (rest == 0) {  // no divisions for the common begin == 0
+        index[d] = 0;
+        continue;
+      }
       index[d] = rest % size_[d];
       rest /= size_[d];
       for (int k = 0; k < N; ++k) ptr[k] += index[d] * stride_[d][k];

@@ -16,8 +16,8 @@
  *     tensors as plain strided descriptors (like DLPack) plus the operator's non-tensor arguments
  *     (attributes). The core has already checked the arguments, promoted dtypes, broadcast the
  *     inputs and allocated the outputs on the device; the kernel only does the arithmetic.
- *     docs/writing-a-device-plugin.md lists each primitive operator with its inputs, outputs and
- *     attributes.
+ *     docs/primitives.md lists each primitive operator with its inputs, outputs and attributes;
+ *     docs/writing-a-device-plugin.md builds a device step by step.
  *
  * Rules:
  *   - Only plain C types cross the boundary: no C++ object, no exception, no STL type. A kernel
@@ -29,8 +29,10 @@
  *   - ABI versions: a plugin built for another major version is refused, and so is one built for a
  *     newer minor version than the core's. Older minors load.
  *
- * The C++ helpers in kiln/sdk/kernel.hpp sit on top of this header so a kernel author writes
- * ordinary C++; nothing in them is needed to be a valid plugin. */
+ * The C++ helpers sit on top of this header so a plugin author writes ordinary C++: kernel.hpp
+ * (typed calls, dtype switch, strided loops, exception-safe kernels), source.hpp (a data source
+ * as two classes, and its entry points), host.hpp, half.hpp, philox.hpp. Nothing in them is
+ * needed to be a valid plugin. */
 #ifndef KILN_SDK_PLUGIN_H
 #define KILN_SDK_PLUGIN_H
 
