@@ -79,6 +79,89 @@ BOOST_AUTO_TEST_CASE(scheduled_lr_drives_the_update) {
   }
 }
 
+// Stops each golden run after k epochs, saves the optimizer's and the scheduler's state, builds
+// both afresh, loads the states in PyTorch's order and goes on: the rates are PyTorch's
+// uninterrupted ones, bit for bit, and the saved state holds what PyTorch's state_dict() holds.
+BOOST_AUTO_TEST_CASE(resume_from_state_dict_matches_pytorch) {
+  for (const SchedulerCase& c : golden().schedulers) {
+    for (int k : {1, c.epochs / 2, c.epochs - 1}) {
+      BOOST_TEST_CONTEXT("scheduler " << c.name << " resumed after epoch " << k) {
+        auto build = [&](std::vector<Tensor>& params) {
+          std::vector<OptimizerParamGroup> groups;
+          for (double lr : c.lrs.at(0)) {
+            params.push_back(zeros({1}).requires_grad_());
+            groups.emplace_back(std::vector<Tensor>{params.back()},
+                                std::make_unique<SGDOptions>(lr));
+          }
+          return std::make_unique<SGD>(std::move(groups), SGDOptions(1.0));
+        };
+        std::vector<Tensor> params;
+        std::unique_ptr<SGD> opt = build(params);
+        std::unique_ptr<LRScheduler> scheduler = make_scheduler(c, *opt);
+        for (int epoch = 1; epoch <= k; ++epoch) {
+          opt->step();
+          scheduler->step();
+        }
+        OptimizerStateDict saved_opt = opt->state_dict();
+        LRSchedulerStateDict saved = scheduler->state_dict();
+        BOOST_CHECK_EQUAL(saved.last_epoch, k);
+        BOOST_CHECK_EQUAL(saved.step_count, k + 1);  // PyTorch's _step_count
+        BOOST_CHECK(saved.base_lrs == c.lrs.at(0));
+        BOOST_CHECK(saved.last_lr == c.lrs.at(static_cast<size_t>(k)));
+        BOOST_CHECK_EQUAL(saved.options.size(), 2u);
+
+        std::vector<Tensor> params2;
+        std::unique_ptr<SGD> opt2 = build(params2);
+        std::unique_ptr<LRScheduler> resumed = make_scheduler(c, *opt2);
+        opt2->load_state_dict(saved_opt);
+        resumed->load_state_dict(saved);
+        BOOST_CHECK_EQUAL(resumed->last_epoch(), k);
+        BOOST_CHECK(resumed->get_last_lr() == c.lrs.at(static_cast<size_t>(k)));
+        for (int epoch = k + 1; epoch <= c.epochs; ++epoch) {
+          opt2->step();
+          resumed->step();
+          const std::vector<double>& want = c.lrs.at(static_cast<size_t>(epoch));
+          for (size_t g = 0; g < want.size(); ++g) {
+            BOOST_CHECK_EQUAL(resumed->get_last_lr()[g], want[g]);
+            BOOST_CHECK_EQUAL(opt2->param_groups()[g].options().get_lr(), want[g]);
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(load_state_dict_checks_kind_and_groups) {
+  Tensor p = zeros({1}).requires_grad_();
+  Tensor q = zeros({1}).requires_grad_();
+  SGD opt({p}, SGDOptions(0.1));
+  StepLR step(opt, 2, 0.5);
+  CosineAnnealingLR cosine(opt, 10);
+  step.step();
+  LRSchedulerStateDict saved = step.state_dict();
+  CHECK_ERROR(ValueError, cosine.load_state_dict(saved),
+              "CosineAnnealingLR.load_state_dict: the state has no 'T_max'");
+  LRSchedulerStateDict bad = saved;
+  bad.options["step_size"] = 0;
+  CHECK_ERROR(ValueError, step.load_state_dict(bad),
+              "StepLR.load_state_dict: step_size must be an integer of at least 1, got 0");
+  bad = saved;
+  bad.base_lrs.push_back(0.1);
+  CHECK_ERROR(ValueError, step.load_state_dict(bad),
+              "LRScheduler.load_state_dict: the state has 2 base rates and 1 last rates, but the "
+              "scheduler has 1 parameter groups");
+  // The failed loads left both schedulers as they were; a good one restores the settings too.
+  BOOST_CHECK_EQUAL(step.last_epoch(), 1);
+  BOOST_CHECK_EQUAL(cosine.state_dict().options.at("T_max"), 10.0);
+  SGD opt2({q}, SGDOptions(0.1));
+  StepLR other(opt2, 7, 0.9);
+  other.load_state_dict(saved);
+  LRSchedulerStateDict loaded = other.state_dict();
+  BOOST_CHECK_EQUAL(loaded.options.at("step_size"), 2.0);
+  BOOST_CHECK_EQUAL(loaded.options.at("gamma"), 0.5);
+  BOOST_CHECK_EQUAL(loaded.last_epoch, 1);
+}
+
 BOOST_AUTO_TEST_CASE(invalid_arguments) {
   Tensor p = zeros({1}).requires_grad_();
   SGD opt({p}, SGDOptions(0.1));

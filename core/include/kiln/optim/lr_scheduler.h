@@ -9,15 +9,35 @@
 //
 // Constructing a scheduler records each group's current lr as its base lr and takes PyTorch's
 // initial step (epoch 0, rates unchanged). step() advances one epoch and writes each group's lr.
+//
+// Resuming, in PyTorch's order: build the optimizer and the scheduler as before, then
+//
+//   opt.load_state_dict(saved_opt);              // restores each group's current lr
+//   scheduler.load_state_dict(saved_scheduler);  // restores the epoch and base rates
+//
+// and the following step()s give the rates of an uninterrupted run.
 #pragma once
 
 #include <kiln/export.h>
 #include <kiln/optim/optimizer.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace kiln::optim {
+
+// A snapshot of a scheduler, as PyTorch's scheduler.state_dict(): the epoch counters, the base
+// and last rates, and the schedule's settings by PyTorch's names ("step_size", "gamma",
+// "T_max", "eta_min").
+struct LRSchedulerStateDict {
+  int64_t last_epoch = 0;
+  int64_t step_count = 0;  // PyTorch's _step_count: step() calls, the initial one included
+  std::vector<double> base_lrs;
+  std::vector<double> last_lr;
+  std::map<std::string, double> options;
+};
 
 class KILN_API LRScheduler {
  public:
@@ -33,6 +53,12 @@ class KILN_API LRScheduler {
   // Epochs stepped so far (0 right after construction).
   int64_t last_epoch() const { return last_epoch_; }
 
+  // The scheduler's state; the optimizer's lrs are in the optimizer's own state_dict().
+  LRSchedulerStateDict state_dict() const;
+  // Restores a state_dict() of a scheduler of the same kind over as many groups; throws
+  // ValueError (naming what differs) otherwise, leaving this scheduler unchanged.
+  void load_state_dict(const LRSchedulerStateDict& state_dict);
+
  protected:
   // The lr of each group for last_epoch() (already advanced), from the groups' current lrs.
   virtual std::vector<double> get_lrs() = 0;
@@ -40,12 +66,18 @@ class KILN_API LRScheduler {
   std::vector<double> get_current_lrs() const;
   // PyTorch's _initial_step: derived constructors call it last.
   void initial_step();
+  // The schedule's settings by PyTorch's names, for state_dict().
+  virtual std::map<std::string, double> options() const = 0;
+  // Checks (ValueError) and returns settings for load_state_dict; set_options applies them.
+  virtual void check_options(const std::map<std::string, double>& options) const = 0;
+  virtual void set_options(const std::map<std::string, double>& options) = 0;
 
   Optimizer& optimizer_;
   std::vector<double> base_lrs_;
 
  private:
   int64_t last_epoch_ = -1;
+  int64_t step_count_ = 0;
   std::vector<double> last_lr_;
 };
 
@@ -57,6 +89,9 @@ class KILN_API StepLR : public LRScheduler {
 
  protected:
   std::vector<double> get_lrs() override;
+  std::map<std::string, double> options() const override;
+  void check_options(const std::map<std::string, double>& options) const override;
+  void set_options(const std::map<std::string, double>& options) override;
 
  private:
   int64_t step_size_;
@@ -72,6 +107,9 @@ class KILN_API CosineAnnealingLR : public LRScheduler {
 
  protected:
   std::vector<double> get_lrs() override;
+  std::map<std::string, double> options() const override;
+  void check_options(const std::map<std::string, double>& options) const override;
+  void set_options(const std::map<std::string, double>& options) override;
 
  private:
   int64_t T_max_;
