@@ -173,6 +173,40 @@ const std::map<std::string, Op>& ops() {
        [](const Inputs& x) {
          return F::binary_cross_entropy_with_logits(x[0], kiln::sigmoid(x[1]));
        }},
+      // in-place operations on views of tensors that require grad (CopySlices)
+      {"inplace_row_mul",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 1;
+         b[1].mul_(x[1]);
+         return b;
+       }},
+      {"inplace_narrow_copy",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 2;
+         b.narrow(1, 0, 2).copy_(x[1]);
+         return b * x[0];
+       }},
+      {"inplace_view_chain",
+       [](const Inputs& x) {
+         Tensor b = kiln::tanh(x[0]) * 3;
+         Tensor v = b[0];
+         v.narrow(0, 1, 2).add_(x[1], 2);
+         v.sigmoid_();
+         return b;
+       }},
+      {"inplace_transposed_view",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 1;
+         b.t()[1].mul_(x[1]);
+         return b;
+       }},
+      {"inplace_strided_view_used",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 1;
+         Tensor v = b.slice(1, 1, std::nullopt, 2);
+         v.mul_(x[1]);
+         return kiln::sum(v, {0}) * 2 + kiln::sum(b);
+       }},
   };
   return table;
 }

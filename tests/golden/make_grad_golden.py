@@ -46,6 +46,39 @@ def class_targets(n, c):
     return torch.tensor([(3 * i + 1) % c for i in range(n)], dtype=torch.int64)
 
 
+def inplace_row_mul(x):
+    b = x[0] * 1
+    b[1].mul_(x[1])
+    return b
+
+
+def inplace_narrow_copy(x):
+    b = x[0] * 2
+    b.narrow(1, 0, 2).copy_(x[1])
+    return b * x[0]
+
+
+def inplace_view_chain(x):
+    b = torch.tanh(x[0]) * 3
+    v = b[0]
+    v.narrow(0, 1, 2).add_(x[1], alpha=2)
+    v.sigmoid_()
+    return b
+
+
+def inplace_transposed_view(x):
+    b = x[0] * 1
+    b.t()[1].mul_(x[1])
+    return b
+
+
+def inplace_strided_view_used(x):
+    b = x[0] * 1
+    v = b[:, 1::2]
+    v.mul_(x[1])
+    return v.sum(0) * 2 + b.sum()
+
+
 U = [[()], [(5,)], [(3, 4)], [(2, 3, 4)]]
 B = [[(3, 4), (3, 4)], [(3, 4), (4,)], [(3, 1), (1, 4)], [(2, 3, 4), (3, 1)], [(), (3, 4)],
      [(2, 1, 4), ()]]
@@ -184,6 +217,13 @@ OPS = {
                              [[(3, 4), (3, 4)]], False),
     "bce_with_logits": (lambda x: F.binary_cross_entropy_with_logits(x[0], torch.sigmoid(x[1])),
                         [[(3, 4), (3, 4)], [(6,), (6,)]], False),
+    # in-place operations on views of tensors that require grad (CopySlices)
+    "inplace_row_mul": (inplace_row_mul, [[(3, 4), (4,)], [(3, 4), (1,)]], False),
+    "inplace_narrow_copy": (inplace_narrow_copy, [[(3, 4), (3, 2)], [(3, 4), (2,)]], False),
+    "inplace_view_chain": (inplace_view_chain, [[(3, 4), (2,)]], False),
+    "inplace_transposed_view": (inplace_transposed_view, [[(3, 4), (3,)]], False),
+    "inplace_strided_view_used": (inplace_strided_view_used, [[(3, 4), (3, 2)], [(2, 6), (3,)]],
+                                  False),
 }
 
 

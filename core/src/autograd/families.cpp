@@ -3,11 +3,13 @@
 namespace kiln::autograd::detail {
 
 void rebase_history(const Tensor& self, const Tensor& out) {
+  Tensor base = view_base_of(self);  // See Note [In-place on views]
   AutogradMeta& from = meta(out);
   AutogradMeta& to = meta(self);
   to.grad_fn = from.grad_fn;
   to.output_nr = from.output_nr;
   self.impl().requires_grad = out.requires_grad();
+  rebase_view(self, base);
 }
 
 Tensor unary_autograd(const UnaryOp& op, const Tensor& x) {

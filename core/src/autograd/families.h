@@ -66,7 +66,7 @@ Tensor inplace_kernel(const Op& op, const Tensor& self, Rest... rest) {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     return op(self, rest...);
   }
-  check_inplace(self, op.name());
+  check_inplace(self, op.name(), /*rebases_views=*/true);
   const Op& functional = static_cast<const Op&>(*op.functional());
   // the functional formula may save self, which the copy below overwrites: give it a copy
   Tensor original = self.requires_grad() ? self.clone() : self;

@@ -104,7 +104,10 @@ void record_simple(const char* name, const Tensor& x, const Tensor& out,
                      [gradient = std::move(gradient)](FunctionNode&, const std::vector<Tensor>& g) {
                        return std::vector<Tensor>{gradient(g[0])};
                      });
-  if (node && view) meta(out).is_view = true;
+  if (node && view) {
+    meta(out).is_view = true;
+    node->view_base = x;
+  }
 }
 
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
@@ -118,12 +121,14 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
   return r.view(sizes);
 }
 
-void check_inplace(const Tensor& self, const char* op) {
+void check_inplace(const Tensor& self, const char* op, bool rebases_views) {
   if (!GradMode::is_enabled() || !self.requires_grad()) return;
   KILN_CHECK(!self.is_leaf(), op, ": a leaf Variable that requires grad is being used in an ",
              "in-place operation.");
   AutogradMeta* m = meta_if(self);
-  if (m != nullptr && m->is_view) {
+  if (m != nullptr && m->is_view && rebases_views) {
+    check_view_inplace(self, op);
+  } else if (m != nullptr && m->is_view) {
     throw NotImplementedError(str(op, ": in-place operations on a view of a tensor that ",
                                   "requires grad are not supported yet; use the out-of-place ",
                                   "form"));

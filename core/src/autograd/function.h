@@ -53,6 +53,9 @@ class FunctionNode : public Node {
   // Whether the gradient of forward input i is needed (its edge is valid).
   bool needs_input_grad(size_t i) const { return i < next_edges().size() && next_edges()[i].is_valid(); }
 
+  // For the node of a view operator: the tensor its output views (See Note [In-place on views]).
+  Tensor view_base;
+
  private:
   std::string name_;
   Formula formula_;
@@ -77,6 +80,19 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 
 // Rebases self's history on an in-place operation: checks the leaf rule, then makes the new
 // node self's grad_fn. Call before the in-place kernel runs (check) and after (rebase).
-void check_inplace(const Tensor& self, const char* op);
+// rebases_views: the caller calls rebase_view afterwards, so views of tensors that require grad
+// are accepted (otherwise refused with NotImplementedError).
+void check_inplace(const Tensor& self, const char* op, bool rebases_views = false);
+
+// See Note [In-place on views] (inplace_view.cpp).
+// The tensor that self views when self is a view of a tensor that requires grad (its grad_fn is
+// still the view operator's node); undefined otherwise. Read it before the history changes.
+Tensor view_base_of(const Tensor& self);
+// Throws unless an in-place operation on the view self can be rebased onto its base.
+void check_view_inplace(const Tensor& self, const char* op);
+// After an in-place operation gave the view self (of base, from view_base_of) its new grad_fn:
+// rebases base's history onto a CopySlices node and makes self a view of the new base, up to
+// the root of a chain of views. Does nothing when base is undefined.
+void rebase_view(const Tensor& self, const Tensor& base);
 
 }  // namespace kiln::autograd::detail

@@ -132,7 +132,8 @@ namespace {
 // to its dtype and device and summed over the broadcast dimensions.
 Tensor copy_autograd(const CopyOp& op, const Tensor& self, const Tensor& src) {
   bool record = autograd::GradMode::is_enabled() && (self.requires_grad() || src.requires_grad());
-  if (record) autograd::detail::check_inplace(self, op.name());
+  if (record) autograd::detail::check_inplace(self, op.name(), /*rebases_views=*/true);
+  Tensor view_base = record ? autograd::detail::view_base_of(self) : Tensor();
   {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     op(self, src);
@@ -152,6 +153,7 @@ Tensor copy_autograd(const CopyOp& op, const Tensor& self, const Tensor& src) {
         }
         return out;
       });
+  autograd::detail::rebase_view(self, view_base);  // See Note [In-place on views]
   return self;
 }
 

@@ -1,0 +1,99 @@
+// In-place operations on views of tensors that require grad, with PyTorch's semantics.
+//
+// Note [In-place on views]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// A view shares its base's storage, so an in-place operation on the view changes the base too,
+// and the base's gradient must see it. As PyTorch does, the base's history is rebased onto a
+// CopySlices node whose inputs are the base's old history and the view's new one: its backward
+// sends the gradient of the view's region to the in-place result and the rest to the old base.
+// The view then becomes a view of the new base again (its gradient lands in its region of the
+// base's gradient). Views of views rebase every level up to the root. The view operators record
+// the tensor they view in their node (FunctionNode::view_base, set by record_simple), which is
+// how the base is found. Limits: the root's elements must not overlap in memory (no expanded
+// base), and views taken before the in-place operation other than the one modified keep their
+// old history (PyTorch regenerates them); an in-place change of a view of a leaf that requires
+// grad is refused, as in PyTorch.
+#include "function.h"
+
+#include "../tensor_internal.h"
+
+#include <kiln/error.h>
+
+namespace kiln::autograd::detail {
+
+Tensor view_base_of(const Tensor& self) {
+  AutogradMeta* m = meta_if(self);
+  if (m == nullptr || !m->is_view) return Tensor();
+  auto* node = dynamic_cast<FunctionNode*>(m->grad_fn.get());
+  return node != nullptr ? node->view_base : Tensor();
+}
+
+void check_view_inplace(const Tensor& self, const char* op) {
+  Tensor root = view_base_of(self);
+  if (!root.defined()) {
+    throw NotImplementedError(kiln::detail::str(
+        op, ": in-place operations on this view of a tensor that requires grad are not "
+        "supported; use the out-of-place form"));
+  }
+  for (Tensor up = view_base_of(root); up.defined(); up = view_base_of(root)) root = up;
+  KILN_CHECK(!(root.is_leaf() && root.requires_grad()), op, ": a view of a leaf Variable that ",
+             "requires grad is being used in an in-place operation.");
+  for (int64_t d = 0; d < root.dim(); ++d) {
+    KILN_CHECK(root.size(d) <= 1 || root.stride(d) > 0, op, ": in-place operations on views "
+               "of tensors whose elements overlap in memory are not supported; got a base of "
+               "sizes ", root.sizes(), " and strides ", root.strides());
+  }
+}
+
+void rebase_view(const Tensor& self, const Tensor& base) {
+  if (!base.defined()) return;
+  // Where self's elements sit in base's row-major order (base may be a strided view itself):
+  // write each base element's position into a scratch buffer laid out as base's storage span,
+  // read it back through self's geometry. The mask is 1 outside that region.
+  Tensor index, outside;
+  {
+    NoGradGuard no_grad;
+    TensorOptions longs = TensorOptions(kLong).device(base.device());
+    int64_t span = 1;
+    for (int64_t d = 0; d < base.dim(); ++d) span += (base.size(d) - 1) * base.stride(d);
+    Tensor positions = zeros({span}, longs);
+    kiln::detail::make_view(positions, base.sizes(), base.strides(), 0)
+        .copy_(arange(base.numel(), longs).view(base.sizes()));
+    index = kiln::detail::make_view(positions, self.sizes(), self.strides(),
+                                    self.storage_offset() - base.storage_offset())
+                .contiguous()
+                .reshape({-1});
+    TensorOptions values = TensorOptions(base.dtype()).device(base.device());
+    outside = ones({base.numel()}, values) -
+              index_add(zeros({base.numel()}, values), 0, index, ones({index.numel()}, values));
+    outside = outside.view(base.sizes());
+  }
+  Tensor base_of_base = view_base_of(base);  // before base's history changes
+  DimVector base_sizes(base.sizes());
+  DimVector view_sizes(self.sizes());
+  record("CopySlices", {&base, &self}, {&base},
+         [index, outside, view_sizes](FunctionNode& n, const std::vector<Tensor>& g) {
+           std::vector<Tensor> out(2);
+           if (n.needs_input_grad(0)) out[0] = g[0] * outside;
+           if (n.needs_input_grad(1)) {
+             out[1] = g[0].reshape({-1}).index_select(0, index).view(view_sizes);
+           }
+           return out;
+         });
+  // self is again a view of the new base.
+  const int64_t base_numel = base.numel();
+  auto node = record("AsStridedBackward", {&base}, {&self},
+                     [index, base_sizes, base_numel](FunctionNode&, const std::vector<Tensor>& g) {
+                       TensorOptions options = TensorOptions(g[0].dtype()).device(g[0].device());
+                       Tensor grad = index_add(zeros({base_numel}, options), 0, index,
+                                               g[0].reshape({-1}));
+                       return std::vector<Tensor>{grad.view(base_sizes)};
+                     });
+  if (node) {
+    node->view_base = base;
+    meta(self).is_view = true;
+  }
+  rebase_view(base, base_of_base);
+}
+
+}  // namespace kiln::autograd::detail
