@@ -207,6 +207,15 @@ const std::map<std::string, Op>& ops() {
          v.mul_(x[1]);
          return kiln::sum(v, {0}) * 2 + kiln::sum(b);
        }},
+      {"inplace_stale_views",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 1;
+         Tensor v1 = b[0];
+         Tensor v2 = b.select(1, 0);
+         v1.mul_(x[1]);
+         b.add_(1);
+         return v2 * v2;
+       }},
   };
   return table;
 }

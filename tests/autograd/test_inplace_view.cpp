@@ -26,6 +26,25 @@ BOOST_AUTO_TEST_CASE(row_update_reaches_the_base) {
   BOOST_CHECK(x.grad().equal(want));
 }
 
+BOOST_AUTO_TEST_CASE(views_taken_before_an_inplace_change_see_it) {
+  Tensor x = kiln::ones({3, 4}).requires_grad_();
+  Tensor b = x * 1;
+  Tensor row = b[0];
+  Tensor column = b.select(1, 0);
+  b.mul_(2);              // through the base
+  row.sum().backward({}, /*retain_graph=*/true);  // row's history is regenerated
+  Tensor want = kiln::zeros({3, 4});
+  want[0].fill_(2);
+  BOOST_CHECK(x.grad().equal(want));
+  x.mutable_grad() = Tensor();
+  row.mul_(3);            // through another view
+  column.sum().backward();
+  want = kiln::zeros({3, 4});
+  want.select(1, 0).fill_(2);
+  want[0][0].fill_(6);
+  BOOST_CHECK(x.grad().equal(want));
+}
+
 BOOST_AUTO_TEST_CASE(view_of_a_leaf_is_refused) {
   Tensor x = kiln::ones({3, 4}).requires_grad_();
   BOOST_CHECK_EXCEPTION(x.narrow(0, 0, 1).add_(1), kiln::Error, [](const kiln::Error& e) {

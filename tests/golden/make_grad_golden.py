@@ -79,6 +79,15 @@ def inplace_strided_view_used(x):
     return v.sum(0) * 2 + b.sum()
 
 
+def inplace_stale_views(x):
+    b = x[0] * 1
+    v1 = b[0]
+    v2 = b[:, 0]
+    v1.mul_(x[1])
+    b.add_(1)
+    return v2 * v2
+
+
 U = [[()], [(5,)], [(3, 4)], [(2, 3, 4)]]
 B = [[(3, 4), (3, 4)], [(3, 4), (4,)], [(3, 1), (1, 4)], [(2, 3, 4), (3, 1)], [(), (3, 4)],
      [(2, 1, 4), ()]]
@@ -224,6 +233,7 @@ OPS = {
     "inplace_transposed_view": (inplace_transposed_view, [[(3, 4), (3,)]], False),
     "inplace_strided_view_used": (inplace_strided_view_used, [[(3, 4), (3, 2)], [(2, 6), (3,)]],
                                   False),
+    "inplace_stale_views": (inplace_stale_views, [[(3, 4), (4,)], [(2, 3), (1,)]], False),
 }
 
 

@@ -255,6 +255,7 @@ AutogradMeta* meta_if(const Tensor& t) { return t.impl().autograd.get(); }
 
 Edge gradient_edge(const Tensor& t) {
   AutogradMeta& m = meta(t);
+  if (m.is_view && m.grad_fn) refresh_view(t);  // See Note [In-place on views]
   if (m.grad_fn) return Edge{m.grad_fn, m.output_nr};
   if (!t.requires_grad()) return Edge{};
   std::shared_ptr<Node> acc = m.grad_accumulator.lock();

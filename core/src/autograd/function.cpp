@@ -107,6 +107,7 @@ void record_simple(const char* name, const Tensor& x, const Tensor& out,
   if (node && view) {
     meta(out).is_view = true;
     node->view_base = x;
+    node->view_version = out._version();
   }
 }
 

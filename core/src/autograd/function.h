@@ -53,8 +53,10 @@ class FunctionNode : public Node {
   // Whether the gradient of forward input i is needed (its edge is valid).
   bool needs_input_grad(size_t i) const { return i < next_edges().size() && next_edges()[i].is_valid(); }
 
-  // For the node of a view operator: the tensor its output views (See Note [In-place on views]).
+  // For the node of a view operator: the tensor its output views, and the storage version when
+  // the node became the view's grad_fn (See Note [In-place on views]).
   Tensor view_base;
+  uint32_t view_version = 0;
 
  private:
   std::string name_;
@@ -94,5 +96,8 @@ void check_view_inplace(const Tensor& self, const char* op);
 // rebases base's history onto a CopySlices node and makes self a view of the new base, up to
 // the root of a chain of views. Does nothing when base is undefined.
 void rebase_view(const Tensor& self, const Tensor& base);
+// Regenerates the history of a view whose storage changed in place since its grad_fn was made
+// (through its base or another view), as a view of its base's current history.
+void refresh_view(const Tensor& view);
 
 }  // namespace kiln::autograd::detail

@@ -9,10 +9,11 @@
 // The view then becomes a view of the new base again (its gradient lands in its region of the
 // base's gradient). Views of views rebase every level up to the root. The view operators record
 // the tensor they view in their node (FunctionNode::view_base, set by record_simple), which is
-// how the base is found. Limits: the root's elements must not overlap in memory (no expanded
-// base), and views taken before the in-place operation other than the one modified keep their
-// old history (PyTorch regenerates them); an in-place change of a view of a leaf that requires
-// grad is refused, as in PyTorch.
+// how the base is found. Other views of the same storage whose data changed since their node was
+// made (in place through the base or another view) get a fresh view node of their base's current
+// history when next used (refresh_view, from gradient_edge), as PyTorch regenerates them. Limits:
+// the root's elements must not overlap in memory (no expanded base); an in-place change of a
+// view of a leaf that requires grad is refused, as in PyTorch.
 #include "function.h"
 
 #include "../tensor_internal.h"
@@ -45,31 +46,58 @@ void check_view_inplace(const Tensor& self, const char* op) {
   }
 }
 
+namespace {
+
+// Where view's elements sit in base's row-major order, flattened (base may be a strided view
+// itself): writes each base element's position into a scratch buffer laid out as base's storage
+// span and reads it back through view's geometry.
+Tensor view_index(const Tensor& view, const Tensor& base) {
+  NoGradGuard no_grad;
+  TensorOptions longs = TensorOptions(kLong).device(base.device());
+  int64_t span = 1;
+  for (int64_t d = 0; d < base.dim(); ++d) span += (base.size(d) - 1) * base.stride(d);
+  Tensor positions = zeros({span}, longs);
+  kiln::detail::make_view(positions, base.sizes(), base.strides(), 0)
+      .copy_(arange(base.numel(), longs).view(base.sizes()));
+  return kiln::detail::make_view(positions, view.sizes(), view.strides(),
+                                 view.storage_offset() - base.storage_offset())
+      .contiguous()
+      .reshape({-1});
+}
+
+// Makes view's grad_fn a view node of base's current history: its gradient lands at `index` in
+// a zero gradient of base.
+void attach_view(const Tensor& view, const Tensor& base, const Tensor& index) {
+  DimVector base_sizes(base.sizes());
+  const int64_t base_numel = base.numel();
+  auto node = record("AsStridedBackward", {&base}, {&view},
+                     [index, base_sizes, base_numel](FunctionNode&, const std::vector<Tensor>& g) {
+                       TensorOptions options = TensorOptions(g[0].dtype()).device(g[0].device());
+                       Tensor grad = index_add(zeros({base_numel}, options), 0, index,
+                                               g[0].reshape({-1}));
+                       return std::vector<Tensor>{grad.view(base_sizes)};
+                     });
+  if (node) {
+    node->view_base = base;
+    node->view_version = view._version();
+    meta(view).is_view = true;
+  }
+}
+
+}  // namespace
+
 void rebase_view(const Tensor& self, const Tensor& base) {
   if (!base.defined()) return;
-  // Where self's elements sit in base's row-major order (base may be a strided view itself):
-  // write each base element's position into a scratch buffer laid out as base's storage span,
-  // read it back through self's geometry. The mask is 1 outside that region.
-  Tensor index, outside;
+  Tensor index = view_index(self, base);
+  Tensor outside;  // 1 outside self's region of base
   {
     NoGradGuard no_grad;
-    TensorOptions longs = TensorOptions(kLong).device(base.device());
-    int64_t span = 1;
-    for (int64_t d = 0; d < base.dim(); ++d) span += (base.size(d) - 1) * base.stride(d);
-    Tensor positions = zeros({span}, longs);
-    kiln::detail::make_view(positions, base.sizes(), base.strides(), 0)
-        .copy_(arange(base.numel(), longs).view(base.sizes()));
-    index = kiln::detail::make_view(positions, self.sizes(), self.strides(),
-                                    self.storage_offset() - base.storage_offset())
-                .contiguous()
-                .reshape({-1});
     TensorOptions values = TensorOptions(base.dtype()).device(base.device());
     outside = ones({base.numel()}, values) -
               index_add(zeros({base.numel()}, values), 0, index, ones({index.numel()}, values));
     outside = outside.view(base.sizes());
   }
   Tensor base_of_base = view_base_of(base);  // before base's history changes
-  DimVector base_sizes(base.sizes());
   DimVector view_sizes(self.sizes());
   record("CopySlices", {&base, &self}, {&base},
          [index, outside, view_sizes](FunctionNode& n, const std::vector<Tensor>& g) {
@@ -80,20 +108,17 @@ void rebase_view(const Tensor& self, const Tensor& base) {
            }
            return out;
          });
-  // self is again a view of the new base.
-  const int64_t base_numel = base.numel();
-  auto node = record("AsStridedBackward", {&base}, {&self},
-                     [index, base_sizes, base_numel](FunctionNode&, const std::vector<Tensor>& g) {
-                       TensorOptions options = TensorOptions(g[0].dtype()).device(g[0].device());
-                       Tensor grad = index_add(zeros({base_numel}, options), 0, index,
-                                               g[0].reshape({-1}));
-                       return std::vector<Tensor>{grad.view(base_sizes)};
-                     });
-  if (node) {
-    node->view_base = base;
-    meta(self).is_view = true;
-  }
+  attach_view(self, base, index);  // self is again a view of the new base
   rebase_view(base, base_of_base);
+}
+
+void refresh_view(const Tensor& view) {
+  auto* node = dynamic_cast<FunctionNode*>(meta(view).grad_fn.get());
+  if (node == nullptr || !node->view_base.defined() || node->view_version == view._version()) {
+    return;
+  }
+  Tensor base = node->view_base;  // the node may go when view's history changes
+  attach_view(view, base, view_index(view, base));
 }
 
 }  // namespace kiln::autograd::detail
