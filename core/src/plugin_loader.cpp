@@ -9,6 +9,7 @@
 // deliberately leaked, and nothing is unloaded at exit.
 #include "block_cache.h"
 #include "runtime.h"
+#include "amp/policy.h"
 #include "data/registry.h"
 
 #include <kiln/dispatch.h>
@@ -313,6 +314,10 @@ void ensure_plugins_loaded() {
     // before any plugin: a short spin that keeps back-to-back matmuls fast. A value the user
     // set wins.
     if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "10000", 0);
+    // The Autocast layer's kernels go into the operator tables here, before any tensor exists:
+    // every thread that dispatches has made or received a tensor, so it sees the tables
+    // complete, and no thread reads a table while another writes it.
+    amp::detail::install_autocast_layer();
     for (const std::string& dir : plugin_search_path()) {
       std::error_code ec;
       fs::path p(dir);
