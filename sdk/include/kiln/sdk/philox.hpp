@@ -12,9 +12,17 @@
 #include <cmath>
 #include <cstdint>
 
+// In CUDA device code too (nvcc with --expt-relaxed-constexpr for std::array), so that a GPU
+// plugin draws the very same numbers as the CPU.
+#if defined(__CUDACC__)
+#define KILN_SDK_HOST_DEVICE __host__ __device__
+#else
+#define KILN_SDK_HOST_DEVICE
+#endif
+
 namespace kiln::sdk {
 
-inline std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter) {
+KILN_SDK_HOST_DEVICE inline std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter) {
   constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
   constexpr uint32_t kKey0 = 0x9E3779B9u, kKey1 = 0xBB67AE85u;
   uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
@@ -38,16 +46,19 @@ inline std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter) {
 }
 
 // A float in [0, 1) from 24 random bits.
-inline float uniform_float(uint32_t word) { return static_cast<float>(word >> 8) * 0x1.0p-24f; }
+KILN_SDK_HOST_DEVICE inline float uniform_float(uint32_t word) {
+  return static_cast<float>(word >> 8) * 0x1.0p-24f;
+}
 
 // A double in [0, 1) from 53 random bits.
-inline double uniform_double(uint32_t hi, uint32_t lo) {
+KILN_SDK_HOST_DEVICE inline double uniform_double(uint32_t hi, uint32_t lo) {
   uint64_t x = (static_cast<uint64_t>(hi) << 32 | lo) >> 11;
   return static_cast<double>(x) * 0x1.0p-53;
 }
 
 // A standard normal sample (Box-Muller, cosine branch) from two words.
-inline double normal_double(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3) {
+KILN_SDK_HOST_DEVICE inline double normal_double(uint32_t w0, uint32_t w1, uint32_t w2,
+                                                 uint32_t w3) {
   double u1 = 1.0 - uniform_double(w0, w1);  // (0, 1]: log stays finite
   double u2 = uniform_double(w2, w3);
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
