@@ -22,7 +22,7 @@
 
 namespace {
 
-using Measures = std::map<std::string, double>;
+using Measures = bench::Measures;
 using namespace kiln;
 
 void matmul(Measures& m) {
@@ -119,29 +119,6 @@ void checkerboard(Measures& m, bool quick) {
   }
 }
 
-// Runs a command that prints one flat JSON object of numbers; returns its numbers.
-Measures run_json(const std::string& command) {
-  Measures m;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return m;
-  std::string text;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
-  pclose(pipe);
-  size_t pos = 0;
-  while ((pos = text.find('"', pos)) != std::string::npos) {
-    size_t end = text.find('"', pos + 1);
-    if (end == std::string::npos) break;
-    size_t colon = text.find(':', end);
-    if (colon == std::string::npos) break;
-    char* after = nullptr;
-    double v = std::strtod(text.c_str() + colon + 1, &after);
-    if (after != text.c_str() + colon + 1) m[text.substr(pos + 1, end - pos - 1)] = v;
-    pos = colon + 1;
-  }
-  return m;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,7 +132,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
-  Measures t = run_json("/usr/bin/python3 " KILN_BENCH_DIR "/amp_bench.py 2 2>/dev/null");
+  Measures t = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/amp_bench.py 2 2>/dev/null");
   std::printf("%-34s %12s %12s %14s\n", "measure", "kiln", "pytorch", "kiln advantage");
   std::vector<bench::Result> results;
   for (const auto& [key, value] : k) {

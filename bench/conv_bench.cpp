@@ -16,7 +16,7 @@
 
 namespace {
 
-using Measures = std::map<std::string, double>;
+using Measures = bench::Measures;
 
 constexpr int64_t N = 8, C = 64, O = 64, H = 56, W = 56, K = 3;
 constexpr double kFlops = 2.0 * N * O * C * K * K * H * W;
@@ -50,29 +50,6 @@ Measures measure_kiln() {
   return m;
 }
 
-// Runs a command that prints one flat JSON object of numbers; returns its numbers.
-Measures run_json(const std::string& command) {
-  Measures m;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return m;
-  std::string text;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
-  pclose(pipe);
-  size_t pos = 0;
-  while ((pos = text.find('"', pos)) != std::string::npos) {
-    size_t end = text.find('"', pos + 1);
-    if (end == std::string::npos) break;
-    size_t colon = text.find(':', end);
-    if (colon == std::string::npos) break;
-    char* after = nullptr;
-    double v = std::strtod(text.c_str() + colon + 1, &after);
-    if (after != text.c_str() + colon + 1) m[text.substr(pos + 1, end - pos - 1)] = v;
-    pos = colon + 1;
-  }
-  return m;
-}
-
 std::string cell(const Measures& m, const std::string& key) {
   auto it = m.find(key);
   if (it == m.end()) return "-";
@@ -100,8 +77,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   Measures kiln_m = measure_kiln();
-  Measures plain = run_json("KILN_CPU_CONV_PLAIN=1 " + std::string(argv[0]) + " --json");
-  Measures pytorch = run_json("/usr/bin/python3 " KILN_BENCH_DIR "/conv_bench.py 2>/dev/null");
+  Measures plain = bench::run_json("KILN_CPU_CONV_PLAIN=1 " + std::string(argv[0]) + " --json");
+  Measures pytorch = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/conv_bench.py 2>/dev/null");
   std::printf("Conv2d 64->64 3x3 pad 1 on [8, 64, 56, 56], GFLOP/s (fwd+bwd counts 3x fwd)\n");
   std::printf("%-24s %10s %12s %10s %10s\n", "measure", "kiln", "kiln plain", "pytorch",
               "kiln/pyt.");

@@ -15,7 +15,7 @@
 
 namespace {
 
-using Measures = std::map<std::string, double>;
+using Measures = bench::Measures;
 
 Measures measure_kiln() {
   kiln::manual_seed(0);
@@ -42,35 +42,12 @@ Measures measure_kiln() {
   return m;
 }
 
-// Runs a command that prints one flat JSON object of numbers; returns its numbers.
-Measures run_json(const std::string& command) {
-  Measures m;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return m;
-  std::string text;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
-  pclose(pipe);
-  size_t pos = 0;
-  while ((pos = text.find('"', pos)) != std::string::npos) {
-    size_t end = text.find('"', pos + 1);
-    if (end == std::string::npos) break;
-    size_t colon = text.find(':', end);
-    if (colon == std::string::npos) break;
-    char* after = nullptr;
-    double v = std::strtod(text.c_str() + colon + 1, &after);
-    if (after != text.c_str() + colon + 1) m[text.substr(pos + 1, end - pos - 1)] = v;
-    pos = colon + 1;
-  }
-  return m;
-}
-
 }  // namespace
 
 int main() {
   Measures kiln_m = measure_kiln();
   Measures torch_m =
-      run_json("/usr/bin/python3 " KILN_BENCH_DIR "/curve_fit_bench.py 2>/dev/null");
+      bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/curve_fit_bench.py 2>/dev/null");
   std::printf("%-16s %12s %12s %10s\n", "microseconds", "kiln", "pytorch", "kiln/pt");
   std::vector<bench::Result> results;
   for (const char* key : {"train_step_us", "adam_step_us"}) {

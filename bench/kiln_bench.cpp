@@ -17,7 +17,7 @@
 
 namespace {
 
-using Measures = std::map<std::string, double>;
+using Measures = bench::Measures;
 
 Measures measure_kiln() {
   Measures m;
@@ -72,30 +72,6 @@ double onednn_gflops(int64_t n) {
 }
 #endif
 
-// Runs a command that prints one flat JSON object of numbers; returns its numbers.
-Measures run_json(const std::string& command) {
-  Measures m;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return m;
-  std::string text;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
-  pclose(pipe);
-  size_t pos = 0;
-  while ((pos = text.find('"', pos)) != std::string::npos) {
-    size_t end = text.find('"', pos + 1);
-    if (end == std::string::npos) break;
-    std::string key = text.substr(pos + 1, end - pos - 1);
-    size_t colon = text.find(':', end);
-    if (colon == std::string::npos) break;
-    char* after = nullptr;
-    double v = std::strtod(text.c_str() + colon + 1, &after);
-    if (after != text.c_str() + colon + 1) m[key] = v;
-    pos = colon + 1;
-  }
-  return m;
-}
-
 std::string cell(const Measures& m, const std::string& key) {
   auto it = m.find(key);
   if (it == m.end()) return "-";
@@ -125,9 +101,9 @@ int main() {
   }
 #endif
   std::string bin = KILN_BENCH_BIN_DIR;
-  Measures libtorch = run_json("test -x " + bin + "/kiln-bench-torch && " + bin +
+  Measures libtorch = bench::run_json("test -x " + bin + "/kiln-bench-torch && " + bin +
                                "/kiln-bench-torch 2>/dev/null");
-  Measures pytorch = run_json("/usr/bin/python3 " KILN_BENCH_DIR "/torch_bench.py 2>/dev/null");
+  Measures pytorch = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/torch_bench.py 2>/dev/null");
 
   std::printf("%-22s %10s %12s %10s %10s %10s %12s %10s\n", "measure", "kiln", "limit",
               "kiln/lim", "libtorch", "vs libt.", "pytorch", "vs pyt.");

@@ -19,7 +19,7 @@
 
 namespace {
 
-using Measures = std::map<std::string, double>;
+using Measures = bench::Measures;
 
 double kiln_steps_per_second(int steps) {
   kiln::manual_seed(0);
@@ -38,29 +38,6 @@ double kiln_steps_per_second(int steps) {
   return 1.0 / bench::median_seconds(step, steps, 7);
 }
 
-// Runs a command that prints one flat JSON object of numbers; returns its numbers.
-Measures run_json(const std::string& command) {
-  Measures m;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return m;
-  std::string text;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) text.append(buf, n);
-  pclose(pipe);
-  size_t pos = 0;
-  while ((pos = text.find('"', pos)) != std::string::npos) {
-    size_t end = text.find('"', pos + 1);
-    if (end == std::string::npos) break;
-    size_t colon = text.find(':', end);
-    if (colon == std::string::npos) break;
-    char* after = nullptr;
-    double v = std::strtod(text.c_str() + colon + 1, &after);
-    if (after != text.c_str() + colon + 1) m[text.substr(pos + 1, end - pos - 1)] = v;
-    pos = colon + 1;
-  }
-  return m;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,10 +50,10 @@ int main(int argc, char** argv) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::string args = " --steps " + std::to_string(steps) + " --threads " + std::to_string(threads);
   double kiln_sps = kiln_steps_per_second(steps);
-  Measures py = run_json("/usr/bin/python3 " KILN_BENCH_DIR "/mlp_bench.py" + args + " 2>/dev/null");
+  Measures py = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/mlp_bench.py" + args + " 2>/dev/null");
   Measures cpp;
 #ifdef KILN_MLP_BENCH_TORCH
-  cpp = run_json(std::string(KILN_MLP_BENCH_TORCH) + args + " 2>/dev/null");
+  cpp = bench::run_json(std::string(KILN_MLP_BENCH_TORCH) + args + " 2>/dev/null");
 #endif
   std::printf("MLP 784-512-512-10, batch 128, SGD momentum, float32, %u threads\n", threads);
   std::printf("%-22s %12s %12s\n", "", "steps/s", "kiln/x");
