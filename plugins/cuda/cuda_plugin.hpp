@@ -82,6 +82,7 @@ const kiln_device_ops* device_ops();             // device.cpp
 void register_elementwise(KernelTable& table);   // elementwise.cu
 void register_reduce(KernelTable& table);        // reduce.cu
 void register_random(KernelTable& table);        // random.cu
+void register_index(KernelTable& table);         // index.cu
 void register_matmul(KernelTable& table);        // matmul.cu
 
 }  // namespace kiln::cuda

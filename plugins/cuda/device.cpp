@@ -30,7 +30,8 @@ void describe(void*, int32_t index, char* buf, size_t len) {
                 "%.1f MiB reserved, %.1f MiB peak",
                 prop.name, static_cast<double>(prop.totalGlobalMem) / (1 << 30), prop.major,
                 prop.minor, prop.multiProcessorCount, static_cast<double>(s.allocated) / (1 << 20),
-                static_cast<double>(s.reserved) / (1 << 20), static_cast<double>(s.peak) / (1 << 20));
+                static_cast<double>(s.reserved) / (1 << 20),
+                static_cast<double>(s.peak) / (1 << 20));
 }
 
 void* alloc(void*, int32_t index, size_t bytes) { return allocate(index, bytes); }

@@ -300,10 +300,15 @@ void fill_kernel(const Call& call) {
   visit_dtype(call.output(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T value;
-    if constexpr (std::is_same_v<T, half>) value = __float2half_rn(call.attr_scalar<float>(0));
-    else if constexpr (std::is_same_v<T, bf16>) value = __float2bfloat16_rn(call.attr_scalar<float>(0));
-    else if constexpr (std::is_same_v<T, bool>) value = call.attr_scalar<double>(0) != 0;
-    else value = call.attr_scalar<T>(0);
+    if constexpr (std::is_same_v<T, half>) {
+      value = __float2half_rn(call.attr_scalar<float>(0));
+    } else if constexpr (std::is_same_v<T, bf16>) {
+      value = __float2bfloat16_rn(call.attr_scalar<float>(0));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      value = call.attr_scalar<double>(0) != 0;
+    } else {
+      value = call.attr_scalar<T>(0);
+    }
     map<T>(stream_of(call), FillOp<T>{value}, call.output(0));
   });
 }

@@ -68,6 +68,7 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
     cuda::register_elementwise(table);
     cuda::register_reduce(table);
     cuda::register_random(table);
+    cuda::register_index(table);
     cuda::register_matmul(table);
     if (table.status() != 0) return table.status();
     kiln::sdk::log(KILN_LOG_DEBUG,

@@ -98,8 +98,11 @@ void random_kernel(const Call& call) {
   const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   visit_dtype(call.output(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) throw std::invalid_argument("random_ does not take bool");
-    else generate<T>(call, RandomInt<T>{low, range});
+    if constexpr (std::is_same_v<T, bool>) {
+      throw std::invalid_argument("random_ does not take bool");
+    } else {
+      generate<T>(call, RandomInt<T>{low, range});
+    }
   });
 }
 
