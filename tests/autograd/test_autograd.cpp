@@ -242,5 +242,11 @@ BOOST_AUTO_TEST_CASE(resident_memory_stays_flat_over_thousands_of_steps) {
   for (int i = 0; i < 3000; ++i) step();
   long after = resident_kib();
   BOOST_TEST_MESSAGE("resident before " << before << " KiB, after " << after << " KiB");
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in its quarantine (256 MiB), so the resident size grows
+  // by design; its leak checker covers this test at exit instead (a kept graph is a leak there).
+  BOOST_TEST_MESSAGE("resident-size check skipped under AddressSanitizer");
+#else
   BOOST_TEST(after - before < 2048);
+#endif
 }
