@@ -14,6 +14,7 @@
 //
 // oneDNN runs on its own OpenMP threads and is only called from the kernel's thread.
 #include "conv.hpp"
+#include "onednn.hpp"
 #include "registry.hpp"
 
 #include <dnnl.hpp>
@@ -35,11 +36,6 @@ using sdk::kernel;
 enum Pass { kForward = 0, kBackwardInput = 1, kBackwardWeight = 2 };
 constexpr size_t kCacheCapacity = 64;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
 bool plain_layouts() {
   static const bool plain = [] {
     const char* v = std::getenv("KILN_CPU_CONV_PLAIN");
@@ -47,28 +43,6 @@ bool plain_layouts() {
   }();
   return plain;
 }
-
-// A 64-byte aligned buffer that grows and is reused by one thread.
-class Scratch {
- public:
-  ~Scratch() { std::free(data_); }
-  void* get(size_t bytes) {
-    if (bytes > size_) {
-      std::free(data_);
-      size_ = (bytes + 63) / 64 * 64;
-      data_ = std::aligned_alloc(64, size_);
-      if (data_ == nullptr) {
-        size_ = 0;
-        throw std::bad_alloc();
-      }
-    }
-    return data_;
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 // Operand k of a pass: 0 and 1 are the kernel's inputs, 2 its output.
 struct Plan {
@@ -255,7 +229,7 @@ bool run_onednn(Pass pass, const kiln_tensor* t[4], const ConvGeometry& g) {
   std::shared_ptr<const Plan> p = cache().get(pass, t, g);
   if (!p->ok) return false;
   thread_local dnnl::stream stream(engine());
-  thread_local Scratch buffers[4];  // three operands in the primitive's layouts, scratchpad
+  thread_local AlignedScratch buffers[4];  // three operands in the primitive's layouts, scratchpad
   std::unordered_map<int, memory> args;
   memory inner[3];
   for (int k = 0; k < 3; ++k) {

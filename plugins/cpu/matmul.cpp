@@ -8,6 +8,7 @@
 // oneDNN runs on its own OpenMP threads and is only ever called from the kernel's thread, never
 // from inside a TBB task (the two runtimes would oversubscribe the cores).
 #include "matmul.hpp"
+#include "onednn.hpp"
 #include "registry.hpp"
 
 #include <dnnl.hpp>
@@ -28,33 +29,6 @@ using dnnl::memory;
 
 constexpr int64_t kSmallProduct = 8192;  // m * n * k below which gemm_loop beats a oneDNN call
 constexpr size_t kCacheCapacity = 64;
-
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-// A 64-byte aligned buffer that grows and is reused by one thread.
-class Scratchpad {
- public:
-  ~Scratchpad() { std::free(data_); }
-  void* get(size_t bytes) {
-    if (bytes > size_) {
-      std::free(data_);
-      size_ = (bytes + 63) / 64 * 64;
-      data_ = std::aligned_alloc(64, size_);
-      if (data_ == nullptr) {
-        size_ = 0;
-        throw std::bad_alloc();
-      }
-    }
-    return data_;
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 struct Primitive {
   bool ok = false;  // false: oneDNN refused this key; don't ask again
@@ -158,7 +132,7 @@ bool onednn_matmul(MatmulShape s, int32_t dtype, bool batched, const void* a, co
   auto p = get_primitive(s, dtype, batched, batch_a, batch_b);
   if (!p->ok) return false;
   thread_local dnnl::stream stream(engine());
-  thread_local Scratchpad scratch;
+  thread_local AlignedScratch scratch;
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, memory(p->a, engine(), const_cast<void*>(a))},
       {DNNL_ARG_WEIGHTS, memory(p->b, engine(), const_cast<void*>(b))},
