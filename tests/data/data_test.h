@@ -2,6 +2,8 @@
 // back, and checking errors by type and text.
 #pragma once
 
+#include "check_error.h"
+
 #include <kiln/data/data.h>
 #include <kiln/kiln.h>
 
@@ -19,9 +21,7 @@ namespace data_test {
 
 namespace fs = std::filesystem;
 
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kiln_test::contains;
 
 // A fresh folder under the system's temporary folder, removed with the object.
 class TempDir {
@@ -81,20 +81,3 @@ std::vector<kiln::data::Sample> read_all(const std::string& url,
                                          kiln::data::SourceOptions options = {});
 
 }  // namespace data_test
-
-// Checks that `statement` throws `type` whose message contains each of the texts.
-#define CHECK_ERROR(type, statement, ...)                                                      \
-  do {                                                                                        \
-    try {                                                                                     \
-      statement;                                                                              \
-      BOOST_ERROR("expected " #type " from: " #statement);                                    \
-    } catch (const type& e_) {                                                                \
-      for (const std::string& part_ : std::vector<std::string>{__VA_ARGS__}) {                \
-        BOOST_CHECK_MESSAGE(data_test::contains(e_.what(), part_),                            \
-                            #statement " threw \"" << e_.what() << "\", expected \"" << part_ \
-                                                   << "\"");                                  \
-      }                                                                                       \
-    } catch (const std::exception& e_) {                                                      \
-      BOOST_ERROR(#statement " threw another type than " #type ": " << e_.what());            \
-    }                                                                                         \
-  } while (0)

@@ -2,6 +2,8 @@
 // and helpers to compare kiln tensors with it.
 #pragma once
 
+#include "check_error.h"
+
 #include <kiln/kiln.h>
 #include <kiln/nn.h>
 
@@ -41,23 +43,6 @@ std::vector<double> values(const kiln::Tensor& t);
 void check_close(const kiln::Tensor& got, const kiln::Tensor& want, double rtol, double atol,
                  const std::string& what);
 
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kiln_test::contains;
 
 }  // namespace nn_test
-
-// Checks that `statement` throws `type` whose message contains `text`.
-#define CHECK_ERROR(type, statement, text)                                                     \
-  do {                                                                                        \
-    try {                                                                                     \
-      statement;                                                                              \
-      BOOST_ERROR("expected " #type " containing \"" << (text) << "\" from: " #statement);    \
-    } catch (const type& e_) {                                                                \
-      BOOST_CHECK_MESSAGE(nn_test::contains(e_.what(), text),                                 \
-                          #statement " threw \"" << e_.what() << "\", expected text \""       \
-                                                 << (text) << "\"");                          \
-    } catch (const std::exception& e_) {                                                      \
-      BOOST_ERROR(#statement " threw another exception type than " #type ": " << e_.what()); \
-    }                                                                                         \
-  } while (0)

@@ -2,6 +2,8 @@
 // statistics) and checking errors with their type and text.
 #pragma once
 
+#include "check_error.h"
+
 #include <kiln/kiln.h>
 
 #include <boost/test/unit_test.hpp>
@@ -72,23 +74,6 @@ struct FloatDiff {
   }
 };
 
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kiln_test::contains;
 
 }  // namespace optim_test
-
-// Checks that `statement` throws `type` (a kiln::Error subclass) whose message contains `text`.
-#define CHECK_ERROR(type, statement, text)                                                     \
-  do {                                                                                        \
-    try {                                                                                     \
-      statement;                                                                              \
-      BOOST_ERROR("expected " #type " containing \"" << (text) << "\" from: " #statement);    \
-    } catch (const type& e_) {                                                                \
-      BOOST_CHECK_MESSAGE(optim_test::contains(e_.what(), text),                              \
-                          #statement " threw \"" << e_.what() << "\", expected text \""       \
-                                                 << (text) << "\"");                          \
-    } catch (const std::exception& e_) {                                                      \
-      BOOST_ERROR(#statement " threw another exception type than " #type ": " << e_.what()); \
-    }                                                                                         \
-  } while (0)

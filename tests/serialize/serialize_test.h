@@ -2,6 +2,8 @@
 // comparison and error checks.
 #pragma once
 
+#include "check_error.h"
+
 #include <kiln/kiln.h>
 #include <kiln/serialize.h>
 
@@ -76,23 +78,6 @@ inline bool same_bits(const kiln::Tensor& a, const kiln::Tensor& b) {
   return x.numel() == 0 || std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0;
 }
 
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kiln_test::contains;
 
 }  // namespace serialize_test
-
-// Checks that `statement` throws `type` (a kiln::Error subclass) whose message contains `text`.
-#define CHECK_ERROR(type, statement, text)                                                     \
-  do {                                                                                        \
-    try {                                                                                     \
-      statement;                                                                              \
-      BOOST_ERROR("expected " #type " containing \"" << (text) << "\" from: " #statement);    \
-    } catch (const type& e_) {                                                                \
-      BOOST_CHECK_MESSAGE(serialize_test::contains(e_.what(), text),                          \
-                          #statement " threw \"" << e_.what() << "\", expected text \""       \
-                                                 << (text) << "\"");                          \
-    } catch (const std::exception& e_) {                                                      \
-      BOOST_ERROR(#statement " threw another exception type than " #type ": " << e_.what()); \
-    }                                                                                         \
-  } while (0)

@@ -2,6 +2,8 @@
 // and text.
 #pragma once
 
+#include "check_error.h"
+
 #include <kiln/kiln.h>
 
 #include <boost/test/unit_test.hpp>
@@ -21,26 +23,9 @@ inline std::vector<double> vals(const kiln::Tensor& t) {
 inline std::vector<int64_t> sizes(const kiln::Tensor& t) { return t.sizes().vec(); }
 inline std::vector<int64_t> strides(const kiln::Tensor& t) { return t.strides().vec(); }
 
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kiln_test::contains;
 
 }  // namespace tensor_test
-
-// Checks that `statement` throws `type` (a kiln::Error subclass) whose message contains `text`.
-#define CHECK_ERROR(type, statement, text)                                                     \
-  do {                                                                                        \
-    try {                                                                                     \
-      statement;                                                                              \
-      BOOST_ERROR("expected " #type " containing \"" << (text) << "\" from: " #statement);    \
-    } catch (const type& e_) {                                                                \
-      BOOST_CHECK_MESSAGE(tensor_test::contains(e_.what(), text),                             \
-                          #statement " threw \"" << e_.what() << "\", expected text \""       \
-                                                 << (text) << "\"");                          \
-    } catch (const std::exception& e_) {                                                      \
-      BOOST_ERROR(#statement " threw another exception type than " #type ": " << e_.what()); \
-    }                                                                                         \
-  } while (0)
 
 // Checks a tensor's values against a braced list of doubles (exact).
 #define CHECK_VALUES(tensor, ...)                                                   \
