@@ -1,5 +1,6 @@
 // The non-template parts of loops.hpp: the TBB driver, bulk float16 <-> float conversion (F16C
-// when the CPU has it; the build targets baseline x86-64) and the same-dtype strided copy that
+// when the CPU has it; the build targets baseline x86-64), bulk bfloat16 <-> float (AVX-512 or
+// AVX2 when the CPU has them) and the same-dtype strided copy that
 // copy_ and the device's copy share.
 #include "loops.hpp"
 
@@ -8,6 +9,7 @@
 
 #include <immintrin.h>
 
+#include <bit>
 #include <cstring>
 
 namespace kiln::cpu {
@@ -41,7 +43,67 @@ __attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* src, ui
   for (; i < n; ++i) dst[i] = _cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
 }
 
+// The bfloat16 conversions, inlined into one function per instruction set: plain loops that GCC
+// vectorizes for the target of the function they land in.
+[[gnu::always_inline]] inline void bf16_to_float_loop(const uint16_t* s, float* d, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) d[i] = std::bit_cast<float>(static_cast<uint32_t>(s[i]) << 16);
+}
+
+[[gnu::always_inline]] inline void float_to_bf16_loop(const float* s, uint16_t* d, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t x = std::bit_cast<uint32_t>(s[i]);
+    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    uint32_t nan = (x >> 16) | 0x40u;
+    d[i] = static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+  }
+}
+
+void bf16_to_float_baseline(const uint16_t* s, float* d, int64_t n) { bf16_to_float_loop(s, d, n); }
+void float_to_bf16_baseline(const float* s, uint16_t* d, int64_t n) { float_to_bf16_loop(s, d, n); }
+
+__attribute__((target("avx2"))) void bf16_to_float_avx2(const uint16_t* s, float* d, int64_t n) {
+  bf16_to_float_loop(s, d, n);
+}
+__attribute__((target("avx2"))) void float_to_bf16_avx2(const float* s, uint16_t* d, int64_t n) {
+  float_to_bf16_loop(s, d, n);
+}
+
+#define KILN_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+KILN_AVX512 void bf16_to_float_avx512(const uint16_t* s, float* d, int64_t n) {
+  bf16_to_float_loop(s, d, n);
+}
+KILN_AVX512 void float_to_bf16_avx512(const float* s, uint16_t* d, int64_t n) {
+  float_to_bf16_loop(s, d, n);
+}
+#undef KILN_AVX512
+
+struct Bf16Conversions {
+  void (*to_float)(const uint16_t*, float*, int64_t);
+  void (*from_float)(const float*, uint16_t*, int64_t);
+};
+
+const Bf16Conversions& bf16_conversions() {
+  static const Bf16Conversions c = []() -> Bf16Conversions {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl")) {
+      return {bf16_to_float_avx512, float_to_bf16_avx512};
+    }
+    if (__builtin_cpu_supports("avx2")) return {bf16_to_float_avx2, float_to_bf16_avx2};
+    return {bf16_to_float_baseline, float_to_bf16_baseline};
+  }();
+  return c;
+}
+
 }  // namespace
+
+void bfloat16_to_float(const BFloat16* src, float* dst, int64_t n) {
+  bf16_conversions().to_float(&src->bits, dst, n);  // a standard-layout struct's first member
+}
+
+void float_to_bfloat16(const float* src, BFloat16* dst, int64_t n) {
+  bf16_conversions().from_float(src, &dst->bits, n);
+}
 
 void parallel_for_tbb(int64_t n, int64_t grain, RangeFn f) {
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),

@@ -116,22 +116,11 @@ void visit(int32_t dtype, F&& f) {
 void half_to_float(const Half* src, float* dst, int64_t n);
 void float_to_half(const float* src, Half* dst, int64_t n);
 
-// bfloat16 <-> float written as plain integer arithmetic, so that GCC vectorizes it (the same
-// rounding as BFloat16's constructor: to nearest even, NaN stays NaN).
-inline void bfloat16_to_float(const BFloat16* src, float* dst, int64_t n) {
-  const uint16_t* s = &src->bits;  // a standard-layout struct and its first member
-  for (int64_t i = 0; i < n; ++i) dst[i] = std::bit_cast<float>(static_cast<uint32_t>(s[i]) << 16);
-}
-
-inline void float_to_bfloat16(const float* src, BFloat16* dst, int64_t n) {
-  uint16_t* d = &dst->bits;
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t x = std::bit_cast<uint32_t>(src[i]);
-    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-    uint32_t nan = (x >> 16) | 0x40u;
-    d[i] = static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
-  }
-}
+// Contiguous bfloat16 <-> float, with the rounding of BFloat16's constructor (to nearest even,
+// NaN stays NaN); written as integer arithmetic that GCC vectorizes, and compiled for AVX-512
+// and AVX2 as well, chosen at run time (convert.cpp).
+void bfloat16_to_float(const BFloat16* src, float* dst, int64_t n);
+void float_to_bfloat16(const float* src, BFloat16* dst, int64_t n);
 
 // dst[i] = compute_t<T>(element i of the run at src with byte step `step`).
 template <class T>

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -33,7 +34,7 @@ constexpr size_t kCacheCapacity = 64;
 struct Primitive {
   bool ok = false;  // false: oneDNN refused this key; don't ask again
   dnnl::matmul prim;
-  memory::desc a, b, c, scratch;
+  memory::desc a, b, c, bias, scratch;
 };
 
 // A small thread-safe LRU of primitives keyed by (dtype, dims, strides).
@@ -96,9 +97,12 @@ memory::desc describe(int32_t dtype, bool batched, int64_t batch, int64_t rows, 
 }
 
 // The cached primitive for s (strides already tidied), or one with ok == false.
-std::shared_ptr<const Primitive> get_primitive(const MatmulShape& s, int32_t dtype, bool batched,
-                                               int64_t batch_a, int64_t batch_b) {
-  PrimitiveCache::Key key = {dtype, batched, batch_a, batch_b, s.batch, s.m, s.k, s.n};
+std::shared_ptr<const Primitive> get_primitive(const MatmulShape& s, int32_t dtype,
+                                               int32_t out_dtype, bool batched, int64_t batch_a,
+                                               int64_t batch_b, const MatmulEpilogue& e) {
+  const int64_t bias = e.row_bias != nullptr ? e.bias_dtype : -1;
+  PrimitiveCache::Key key = {dtype, out_dtype, batched, batch_a, batch_b, s.batch, s.m, s.k, s.n,
+                             bias, e.accumulate};
   key.insert(key.end(), s.sa, s.sa + 3);
   key.insert(key.end(), s.sb, s.sb + 3);
   key.insert(key.end(), s.sc, s.sc + 3);
@@ -107,13 +111,27 @@ std::shared_ptr<const Primitive> get_primitive(const MatmulShape& s, int32_t dty
   try {
     p->a = describe(dtype, batched, batch_a, s.m, s.k, s.sa);
     p->b = describe(dtype, batched, batch_b, s.k, s.n, s.sb);
-    p->c = describe(dtype, batched, s.batch, s.m, s.n, s.sc);
+    p->c = describe(out_dtype, batched, s.batch, s.m, s.n, s.sc);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::post_ops ops;
+    if (e.accumulate) ops.append_sum(1.0f);
+    if (e.row_bias != nullptr) {
+      // a per-row bias as a binary post-op: oneDNN's own bias argument broadcasts along
+      // columns only, and a bias along rows sends it to its reference loops
+      const int64_t rs[3] = {s.m, 1, 1};
+      p->bias = describe(e.bias_dtype, batched, 1, s.m, 1, rs);
+      ops.append_binary(dnnl::algorithm::binary_add, p->bias);
+    }
+    attr.set_post_ops(ops);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, p->b, p->c), attr, engine());
-    p->prim = dnnl::matmul(pd);
-    p->scratch = pd.scratchpad_desc();
-    p->ok = true;
+    // the reference implementation is orders of magnitude slower than packing the operands
+    // (seconds for a 1 GFLOP product): treat it as a refusal
+    p->ok = std::string_view(pd.impl_info_str()).substr(0, 3) != "ref";
+    if (p->ok) {
+      p->prim = dnnl::matmul(pd);
+      p->scratch = pd.scratchpad_desc();
+    }
   } catch (const dnnl::error&) {
     p->ok = false;  // unsupported dtype on this CPU, or strides it does not take
   }
@@ -121,15 +139,19 @@ std::shared_ptr<const Primitive> get_primitive(const MatmulShape& s, int32_t dty
   return p;
 }
 
-// Runs the product on oneDNN; false when oneDNN has no primitive for it.
-bool onednn_matmul(MatmulShape s, int32_t dtype, bool batched, const void* a, const void* b,
-                   void* out) {
-  if (onednn_type(dtype) == memory::data_type::undef) return false;
+}  // namespace
+
+bool onednn_matmul(MatmulShape s, int32_t dtype, int32_t out_dtype, bool batched, const void* a,
+                   const void* b, void* out, const MatmulEpilogue& epilogue) {
+  if (onednn_type(dtype) == memory::data_type::undef ||
+      onednn_type(out_dtype) == memory::data_type::undef) {
+    return false;
+  }
   const int64_t batch_a = s.sa[0] == 0 ? 1 : s.batch, batch_b = s.sb[0] == 0 ? 1 : s.batch;
   tidy_strides(s.m, s.k, s.sa);
   tidy_strides(s.k, s.n, s.sb);
   tidy_strides(s.m, s.n, s.sc);
-  auto p = get_primitive(s, dtype, batched, batch_a, batch_b);
+  auto p = get_primitive(s, dtype, out_dtype, batched, batch_a, batch_b, epilogue);
   if (!p->ok) return false;
   thread_local dnnl::stream stream(engine());
   thread_local AlignedScratch scratch;
@@ -137,6 +159,10 @@ bool onednn_matmul(MatmulShape s, int32_t dtype, bool batched, const void* a, co
       {DNNL_ARG_SRC, memory(p->a, engine(), const_cast<void*>(a))},
       {DNNL_ARG_WEIGHTS, memory(p->b, engine(), const_cast<void*>(b))},
       {DNNL_ARG_DST, memory(p->c, engine(), out)}};
+  if (epilogue.row_bias != nullptr) {
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(epilogue.accumulate ? 1 : 0) | DNNL_ARG_SRC_1,
+                 memory(p->bias, engine(), const_cast<void*>(epilogue.row_bias)));
+  }
   if (size_t bytes = p->scratch.get_size(); bytes > 0) {
     args.emplace(DNNL_ARG_SCRATCHPAD, memory(p->scratch, engine(), scratch.get(bytes)));
   }
@@ -144,6 +170,8 @@ bool onednn_matmul(MatmulShape s, int32_t dtype, bool batched, const void* a, co
   stream.wait();
   return true;
 }
+
+namespace {
 
 // A contiguous copy of one operand ([batch, rows, cols] with strides s) as float32.
 std::unique_ptr<float[]> widen(int32_t dtype, const void* data, int64_t batch, int64_t rows,
@@ -173,7 +201,7 @@ bool onednn_widened(const MatmulShape& s, int32_t dtype, bool batched, const voi
   std::copy(ca, ca + 3, f.sa);
   std::copy(cb, cb + 3, f.sb);
   std::copy(cc, cc + 3, f.sc);
-  if (!onednn_matmul(f, KILN_F32, batched, wa.get(), wb.get(), wc.get())) return false;
+  if (!onednn_matmul(f, KILN_F32, KILN_F32, batched, wa.get(), wb.get(), wc.get())) return false;
   const int64_t sizes[3] = {s.batch, s.m, s.n};
   kiln_tensor src{wc.get(), KILN_F32, 3, sizes, cc, {0, 0}};
   kiln_tensor dst{out, dtype, 3, sizes, s.sc, {0, 0}};
@@ -227,7 +255,7 @@ void matmul(const Call& call, bool batched) {
     return;
   }
   if (onednn_type(dtype) != memory::data_type::undef && s.m * s.n * s.k > kSmallProduct) {
-    if (onednn_matmul(s, dtype, batched, a.data, b.data, out.data)) return;
+    if (onednn_matmul(s, dtype, dtype, batched, a.data, b.data, out.data)) return;
     // no kernel for the dtype on this CPU, or strides oneDNN refuses: contiguous float32 copies
     if (onednn_widened(s, dtype, batched, a.data, b.data, out.data)) return;
   }

@@ -30,6 +30,9 @@ const Geometry kGeometries[] = {
     {"_strided_padded", 1, 2, 7, 6, 3, 3, 2, {2, 1}, {1, 2}, {1, 1}, 1, true},
     {"_dilated_nobias", 2, 2, 7, 7, 2, 2, 3, {1, 2}, {0, 1}, {2, 1}, 1, false},
     {"_groups", 1, 4, 5, 5, 6, 3, 3, {1, 1}, {1, 1}, {1, 1}, 2, true},
+    // 1x1, stride 1, no padding: the CPU plugin runs these as matrix products
+    {"_pointwise", 3, 5, 4, 3, 6, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true},
+    {"_pointwise_single_nobias", 1, 4, 1, 7, 3, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, false},
 };
 
 std::vector<double> host(const Tensor& t) {
