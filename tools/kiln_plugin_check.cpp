@@ -90,12 +90,12 @@ std::vector<kiln::DeviceType> print_registrations(const kiln::PluginInfo& info) 
     std::cout << "  device type '" << name << "': " << devices.size() << " device"
               << (devices.size() == 1 ? "" : "s") << "\n";
     for (const std::string& d : devices) std::cout << "    " << d << "\n";
-    std::vector<std::string> kernels, missing;
+    std::vector<std::string> kernels, missing, optional;
     for (const kiln::OperatorBase* op : kiln::all_operators()) {
       if (op->has_plugin_kernel(type)) {
         kernels.push_back(op->name());
       } else if (op->is_primitive() && op->has_plugin_kernel(kiln::kCPU)) {
-        missing.push_back(op->name());
+        (op->is_optional() ? optional : missing).push_back(op->name());
       }
     }
     std::cout << "    kernels (" << kernels.size() << "):\n";
@@ -103,6 +103,11 @@ std::vector<kiln::DeviceType> print_registrations(const kiln::PluginInfo& info) 
     if (!missing.empty()) {
       std::cout << "    primitives without a kernel here (" << missing.size() << "):\n";
       print_wrapped(missing, "      ");
+    }
+    if (!optional.empty()) {
+      std::cout << "    optional primitives without a kernel here (core composes them; "
+                << optional.size() << "):\n";
+      print_wrapped(optional, "      ");
     }
   }
   std::vector<std::string> sources, decoders;

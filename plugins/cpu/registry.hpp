@@ -42,5 +42,6 @@ void register_matmul(KernelTable& table);     // matmul.cpp
 void register_random(KernelTable& table);     // random.cpp
 void register_conv(KernelTable& table);       // conv.cpp
 void register_scatter(KernelTable& table);    // scatter.cpp
+void register_norm(KernelTable& table);       // norm.cpp
 
 }  // namespace kiln::cpu

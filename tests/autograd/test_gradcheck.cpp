@@ -4,6 +4,7 @@
 #include <kiln/custom_function.h>
 #include <kiln/gradcheck.h>
 #include <kiln/kiln.h>
+#include <kiln/nn.h>
 
 #include <boost/test/unit_test.hpp>
 
@@ -91,6 +92,16 @@ std::vector<Case> cases() {
       {"index", V{{3, 4}},
        [](const Inputs& x) {
          return x[0].index({kiln::indexing::Slice(1, kiln::indexing::None), 2});
+       }},
+      // training mode: the fused kernels on the CPU, differentiable operators for the second
+      // derivatives (create_graph)
+      {"batch_norm", V{{2, 3, 4}, {3}, {3}},
+       [](const Inputs& x) {
+         return kiln::nn::functional::batch_norm(x[0], Tensor(), Tensor(), x[1], x[2], true);
+       }},
+      {"batch_norm_relu", V{{3, 2, 5}, {2}, {2}},
+       [](const Inputs& x) {
+         return kiln::nn::functional::batch_norm_relu(x[0], Tensor(), Tensor(), x[1], x[2], true);
        }},
       {"inplace_on_non_leaf", V{{2, 3}},
        [](const Inputs& x) {

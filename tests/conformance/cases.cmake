@@ -16,6 +16,7 @@ add_library(kiln_conformance STATIC
   ${_kiln_conformance_dir}/cases_reduce.cpp
   ${_kiln_conformance_dir}/cases_linalg.cpp
   ${_kiln_conformance_dir}/cases_conv.cpp
+  ${_kiln_conformance_dir}/cases_norm.cpp
   ${_kiln_conformance_dir}/cases_shape.cpp
   ${_kiln_conformance_dir}/cases_copy.cpp
   ${_kiln_conformance_dir}/cases_random.cpp)

@@ -141,6 +141,44 @@ BOOST_AUTO_TEST_CASE(batch_norm_running_stats_match_pytorch) {
   BOOST_CHECK_CLOSE(cumulative->running_mean.item<double>(), 3.0, 1e-5);
 }
 
+// Sequential runs a BatchNorm2d followed by a ReLU as one fused module (forward_relu): the same
+// output, gradients and running statistics as the two modules one after the other, in training
+// and in evaluation, in float32 and bfloat16.
+BOOST_AUTO_TEST_CASE(sequential_fuses_batch_norm_and_relu) {
+  for (kiln::ScalarType dtype : {kiln::kFloat, kiln::kBFloat16}) {
+    double tol = dtype == kiln::kFloat ? 1e-5 : 2e-2;
+    kiln::manual_seed(3);
+    Tensor x0 = (kiln::randn({2, 4, 5, 3}) * 2 + 0.5).to(dtype);
+    Tensor gy = kiln::randn({2, 4, 5, 3}).to(dtype);
+    nn::BatchNorm2d a(4), b(4);
+    nn::ReLU relu;
+    nn::Sequential fused(a, relu);
+    {
+      kiln::NoGradGuard no_grad;
+      for (nn::BatchNorm2d* bn : {&a, &b}) {
+        (*bn)->weight.copy_(kiln::tensor({0.5, 1.0, 1.5, -2.0}));
+        (*bn)->bias.copy_(kiln::tensor({0.1, -0.2, 0.0, 0.3}));
+      }
+    }
+    for (int step = 0; step < 2; ++step) {
+      Tensor x1 = x0.detach().requires_grad_(), x2 = x0.detach().requires_grad_();
+      Tensor y1 = fused(x1), y2 = kiln::relu(b(x2));
+      BOOST_CHECK_EQUAL(y1.dtype(), dtype);
+      check_close(y1, y2, tol, tol, "fused output");
+      kiln::sum(y1 * gy).backward();
+      kiln::sum(y2 * gy).backward();
+      check_close(x1.grad(), x2.grad(), tol, tol, "fused grad_x");
+    }
+    check_close(a->weight.grad(), b->weight.grad(), tol, tol, "fused grad_weight");
+    check_close(a->bias.grad(), b->bias.grad(), tol, tol, "fused grad_bias");
+    check_close(a->running_mean, b->running_mean, 1e-5, 1e-5, "fused running_mean");
+    check_close(a->running_var, b->running_var, 1e-5, 1e-5, "fused running_var");
+    fused->eval();
+    b->eval();
+    check_close(fused(x0), kiln::relu(b(x0)), tol, tol, "fused evaluation");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(embedding_matches_pytorch) {
   check_case("embedding", {"w", "idx"}, [](auto& v) { return F::embedding(v[1], v[0]); });
   check_case("embedding_pad", {"w", "idx"}, [](auto& v) { return F::embedding(v[1], v[0], 0); });

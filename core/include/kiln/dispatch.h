@@ -90,6 +90,11 @@ class KILN_API OperatorBase {
   const char* schema() const { return schema_; }
   // Primitives need a plugin kernel; composites and views run from core on any device.
   bool is_primitive() const { return primitive_; }
+  // An optional primitive (a fused kernel such as batch_norm_train): core calls it only on
+  // devices that have a kernel for it, and composes the same computation from other primitives
+  // elsewhere, so a device plugin need not provide it (docs/primitives.md).
+  bool is_optional() const { return optional_; }
+  void set_optional() { optional_ = true; }
   const PluginKernel& plugin_kernel(DeviceType type) const { return kernels_[type]; }
   bool has_plugin_kernel(DeviceType type) const { return kernels_[type].fn != nullptr; }
   void set_plugin_kernel(DeviceType type, PluginKernel kernel) { kernels_[type] = kernel; }
@@ -109,6 +114,7 @@ class KILN_API OperatorBase {
   const char* name_;
   const char* schema_;
   bool primitive_;
+  bool optional_ = false;
   const OperatorBase* functional_ = nullptr;
   const void* backward_ = nullptr;
   PluginKernel kernels_[kMaxDeviceTypes];

@@ -1,5 +1,7 @@
 // Functional, Sequential, ModuleList.
+#include <kiln/nn/modules/activation.h>
 #include <kiln/nn/modules/container.h>
+#include <kiln/nn/modules/normalization.h>
 
 namespace kiln::nn {
 
@@ -15,10 +17,21 @@ void SequentialImpl::append(std::string name, std::shared_ptr<Module> module,
   entries_.push_back({std::move(module), std::move(forward)});
 }
 
+// A BatchNorm2d directly followed by a ReLU runs as one fused module (forward_relu): the same
+// values, one pass over the activations instead of two forward and two backward.
 Tensor SequentialImpl::forward(const Tensor& input) {
   KILN_CHECK(!entries_.empty(), "Sequential: cannot call forward() on an empty Sequential");
-  Tensor x = entries_.front().forward(input);
-  for (size_t i = 1; i < entries_.size(); ++i) x = entries_[i].forward(x);
+  Tensor x = input;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    auto* norm = dynamic_cast<BatchNorm2dImpl*>(entries_[i].module.get());
+    if (norm != nullptr && i + 1 < entries_.size() &&
+        dynamic_cast<ReLUImpl*>(entries_[i + 1].module.get()) != nullptr) {
+      x = norm->forward_relu(x);
+      ++i;
+      continue;
+    }
+    x = entries_[i].forward(x);
+  }
   return x;
 }
 

@@ -1,6 +1,9 @@
-// kiln::nn::functional normalizations: layer_norm and batch_norm, as composites. Statistics are
-// computed in two passes (mean, then the mean of squared deviations), which stays accurate where
-// E[x^2] - E[x]^2 would cancel.
+// kiln::nn::functional normalizations: layer_norm and batch_norm. batch_norm in training mode
+// runs the fused primitives of ops/norm.h where the device has them; otherwise both are
+// composites. Statistics are computed in two passes (mean, then the mean of squared
+// deviations), which stays accurate where E[x^2] - E[x]^2 would cancel.
+#include "../ops/norm.h"
+
 #include <kiln/autograd.h>
 #include <kiln/nn/functional.h>
 
@@ -56,11 +59,10 @@ void update_running(const Tensor& running_mean, const Tensor& running_var, const
   }
 }
 
-}  // namespace
-
-Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
-                  double eps) {
+// batch_norm's checks; returns the number of values per channel.
+int64_t check_batch_norm(const Tensor& input, const Tensor& running_mean,
+                         const Tensor& running_var, const Tensor& weight, const Tensor& bias,
+                         bool training) {
   KILN_CHECK_VALUE(input.dim() >= 2, "batch_norm: expected an input [N, C, ...] of at least 2 ",
                    "dimensions, but got input of size ", input.sizes());
   KILN_CHECK_TYPE(input.is_floating_point(), "batch_norm: expected a floating point input, but ",
@@ -70,6 +72,34 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   check_channel_vector("running_var", running_var, channels);
   check_channel_vector("weight", weight, channels);
   check_channel_vector("bias", bias, channels);
+  const int64_t count = input.numel() / std::max<int64_t>(channels, 1);
+  KILN_CHECK_VALUE(!training || count > 1, "batch_norm: expected more than 1 value per channel ",
+                   "when training, got input size ", input.sizes());
+  return count;
+}
+
+}  // namespace
+
+Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                       const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                       double eps) {
+  const int64_t count =
+      check_batch_norm(input, running_mean, running_var, weight, bias, training);
+  if (training && detail::fused_batch_norm_available(input, weight, bias)) {
+    auto [out, mean, var] = detail::batch_norm_train(input, weight, bias, eps, /*relu=*/true);
+    update_running(running_mean, running_var, mean, var, count, momentum);
+    return out;
+  }
+  return kiln::relu(
+      batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps));
+}
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  const int64_t count =
+      check_batch_norm(input, running_mean, running_var, weight, bias, training);
+  const int64_t channels = input.size(1);
   DimVector shape(static_cast<size_t>(input.dim()), 1), dims;
   shape[1] = channels;
   for (int64_t d = 0; d < input.dim(); ++d) {
@@ -78,16 +108,20 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   Tensor scale = weight.defined() ? weight.reshape(shape) : Tensor();
   Tensor shift = bias.defined() ? bias.reshape(shape) : Tensor();
   if (training) {
-    const int64_t count = input.numel() / std::max<int64_t>(channels, 1);
-    KILN_CHECK_VALUE(count > 1, "batch_norm: expected more than 1 value per channel when ",
-                     "training, got input size ", input.sizes());
+    if (detail::fused_batch_norm_available(input, weight, bias)) {
+      auto [out, mean, var] = detail::batch_norm_train(input, weight, bias, eps, /*relu=*/false);
+      update_running(running_mean, running_var, mean, var, count, momentum);
+      return out;
+    }
     if (input.dtype() == kBFloat16 || input.dtype() == kHalf) {
       // Note [Batch norm in 16-bit floats]: as PyTorch's kernels, statistics in float32 and the
       // output in the input's dtype (what autocast leaves between convolutions); the per-channel
-      // factor and shift are rounded once, so every full-size tensor stays 16-bit.
+      // factor and shift are rounded once, so the output stays 16-bit. This is the composite for
+      // devices without the fused kernels (ops/norm.h).
       Tensor mean = kiln::mean(input, dims, /*keepdim=*/true, kFloat);
+      Tensor deviation = input.to(kFloat) - mean;  // not rounded to 16 bits before squaring
+      Tensor var = kiln::mean(deviation * deviation, dims, /*keepdim=*/true);
       Tensor centred = input - mean.to(input.dtype());
-      Tensor var = kiln::mean(centred * centred, dims, /*keepdim=*/true, kFloat);
       update_running(running_mean, running_var, mean, var, count, momentum);
       Tensor factor = rsqrt(var + eps);
       if (scale.defined()) factor = factor * scale;

@@ -38,7 +38,11 @@ void BatchNorm2dImpl::reset_parameters() {
   }
 }
 
-Tensor BatchNorm2dImpl::forward(const Tensor& input) {
+Tensor BatchNorm2dImpl::forward(const Tensor& input) { return run(input, /*relu=*/false); }
+
+Tensor BatchNorm2dImpl::forward_relu(const Tensor& input) { return run(input, /*relu=*/true); }
+
+Tensor BatchNorm2dImpl::run(const Tensor& input, bool relu) {
   KILN_CHECK_VALUE(input.dim() == 4, "BatchNorm2d: expected 4D input (got ", input.dim(),
                    "D input of size ", input.sizes(), ")");
   double factor = options.momentum().value_or(0.0);
@@ -49,8 +53,9 @@ Tensor BatchNorm2dImpl::forward(const Tensor& input) {
     if (!options.momentum()) factor = 1.0 / num_batches_tracked.item<double>();
   }
   // running_mean/var are undefined when not tracking: then they are neither used nor updated
-  return functional::batch_norm(input, running_mean, running_var, weight, bias, use_batch_stats,
-                                factor, options.eps());
+  auto normalize = relu ? functional::batch_norm_relu : functional::batch_norm;
+  return normalize(input, running_mean, running_var, weight, bias, use_batch_stats, factor,
+                   options.eps());
 }
 
 void BatchNorm2dImpl::pretty_print(std::ostream& stream) const {

@@ -45,6 +45,12 @@ KILN_API Tensor batch_norm(const Tensor& input, const Tensor& running_mean,
                            const Tensor& running_var, const Tensor& weight = {},
                            const Tensor& bias = {}, bool training = false, double momentum = 0.1,
                            double eps = 1e-5);
+// relu(batch_norm(...)), in one pass over the data in training mode where the device has the
+// fused kernels (the CPU has): what nn::Sequential runs for a BatchNorm followed by a ReLU.
+KILN_API Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean,
+                                const Tensor& running_var, const Tensor& weight = {},
+                                const Tensor& bias = {}, bool training = false,
+                                double momentum = 0.1, double eps = 1e-5);
 // Rows of weight [num, dim] picked by integer indices [...]: [..., dim]. The row padding_idx
 // gets no gradient.
 KILN_API Tensor embedding(const Tensor& input, const Tensor& weight,

@@ -34,11 +34,18 @@ class KILN_API BatchNorm2dImpl : public Module {
   void reset_parameters();
   // The normalized input, [N, C, H, W].
   Tensor forward(const Tensor& input);
+  // relu(forward(input)) through functional::batch_norm_relu: one pass over the data in
+  // training where the device has the fused kernels. Sequential calls it for a BatchNorm2d
+  // followed by a ReLU.
+  Tensor forward_relu(const Tensor& input);
   void pretty_print(std::ostream& stream) const override;
 
   BatchNormOptions options;
   Tensor weight, bias;                                        // undefined unless affine
   Tensor running_mean, running_var, num_batches_tracked;      // undefined unless tracking
+
+ private:
+  Tensor run(const Tensor& input, bool relu);
 };
 KILN_MODULE(BatchNorm2d);
 
