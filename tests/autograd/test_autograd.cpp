@@ -62,6 +62,23 @@ BOOST_AUTO_TEST_CASE(broadcast_inputs_get_gradients_of_their_own_shape) {
   BOOST_TEST(close(b.grad(), kiln::tensor({2., 2.})));
 }
 
+// mm's gradient of a column-major operand (w.t() in linear) has that operand's layout, so the
+// weight's own gradient comes out contiguous, as in PyTorch.
+BOOST_AUTO_TEST_CASE(mm_gradient_keeps_the_layout_of_a_transposed_operand) {
+  kiln::manual_seed(5);
+  Tensor w = kiln::randn({4, 3}).requires_grad_(), x = kiln::randn({2, 3}).requires_grad_();
+  Tensor g = kiln::randn({2, 4});
+  std::vector<Tensor> grads = ag::grad({kiln::mm(x, w.t())}, {w, x}, {g});
+  BOOST_CHECK(grads[0].is_contiguous());
+  BOOST_CHECK(kiln::allclose(grads[0], kiln::mm(g.t(), x), 1e-6, 1e-6));
+  BOOST_CHECK(kiln::allclose(grads[1], kiln::mm(g, w), 1e-6, 1e-6));
+  // and a column-major first operand: the gradient of a.t() is contiguous in a's layout
+  Tensor a = kiln::randn({3, 2}).requires_grad_();
+  Tensor ga = ag::grad({kiln::mm(a.t(), w.t())}, {a}, {g})[0];
+  BOOST_CHECK(ga.is_contiguous());
+  BOOST_CHECK(kiln::allclose(ga, kiln::mm(g, w).t(), 1e-6, 1e-6));
+}
+
 BOOST_AUTO_TEST_CASE(grad_does_not_touch_dot_grad) {
   Tensor x = kiln::tensor({1.0, 2.0}).requires_grad_();
   Tensor y = (x * x).sum();

@@ -140,6 +140,12 @@ namespace {
 
 using autograd::detail::FunctionNode;
 
+// Whether the matrices of t (its last two dimensions) are stored column by column.
+bool column_major(const Tensor& t) {
+  const int64_t d = t.dim();
+  return t.size(d - 2) > 1 && t.size(d - 1) > 1 && t.stride(d - 2) == 1 && t.stride(d - 1) != 1;
+}
+
 Tensor matmul_autograd(const MatOp& op, const Tensor& a, const Tensor& b) {
   Tensor out;
   {
@@ -153,8 +159,18 @@ Tensor matmul_autograd(const MatOp& op, const Tensor& a, const Tensor& b) {
         Tensor x = n.saved(0), y = n.saved(1);
         int64_t r = batched ? 1 : 0;
         std::vector<Tensor> grads(2);
-        if (n.needs_input_grad(0)) grads[0] = matmul(g[0], y.transpose(r, r + 1));
-        if (n.needs_input_grad(1)) grads[1] = matmul(x.transpose(r, r + 1), g[0]);
+        // a column-major operand (w.t() in linear) gets its gradient as the transpose of a
+        // row-major product: the gradient has the operand's layout, so the transpose's backward
+        // and what follows it (a cast, the accumulation) see contiguous memory (PyTorch does
+        // the same)
+        if (n.needs_input_grad(0)) {
+          grads[0] = column_major(x) ? matmul(y, g[0].transpose(r, r + 1)).transpose(r, r + 1)
+                                     : matmul(g[0], y.transpose(r, r + 1));
+        }
+        if (n.needs_input_grad(1)) {
+          grads[1] = column_major(y) ? matmul(g[0].transpose(r, r + 1), x).transpose(r, r + 1)
+                                     : matmul(x.transpose(r, r + 1), g[0]);
+        }
         return grads;
       });
   if (node) {
