@@ -264,7 +264,13 @@ inline void map_run(const F& f, char* const* p, const int64_t* step, int64_t n,
         return;
       }
     }
-    map_strided<Out, In...>(f, p, step, n, seq);
+    if constexpr (sizeof...(In) >= 2) {
+      // broadcast and strided operands mixed (where(cond, x, 0)): gathered a chunk at a time
+      // into buffers, so the arithmetic itself runs vectorized over contiguous values
+      map_chunked<Out, In...>(f, p, step, n, seq);
+    } else {
+      map_strided<Out, In...>(f, p, step, n, seq);
+    }
   }
 }
 

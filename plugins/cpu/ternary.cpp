@@ -12,8 +12,12 @@ using sdk::kernel;
 void where_kernel(const Call& call) {
   visit<Dtypes::all>(call.output(0).dtype, [&](auto tag) {
     using B = bits_t<typename decltype(tag)::type>;
-    map<B, bool, B, B>([](bool c, B a, B b) { return c ? a : b; }, call.output(0),
-                       {&call.input(0), &call.input(1), &call.input(2)});
+    // a mask instead of a branch: vectorized, and no mispredictions on a random condition
+    auto select = [](bool c, B a, B b) {
+      const B mask = static_cast<B>(B(0) - static_cast<B>(c));
+      return static_cast<B>((a & mask) | (b & static_cast<B>(~mask)));
+    };
+    map<B, bool, B, B>(select, call.output(0), {&call.input(0), &call.input(1), &call.input(2)});
   });
 }
 
