@@ -1,7 +1,8 @@
 // kiln-amp-bench: mixed precision on the CPU beside PyTorch (bench/amp_bench.py, run as a
 // subprocess afterwards in the same invocation, with the same thread count):
 //   - bfloat16 matmul 1024 and 2048 under autocast (GFLOP/s), the weight a parameter inside one
-//     region (the cast is cached in both frameworks) and a plain weight (cast on every call);
+//     region (the cast is cached in both frameworks) and a plain weight (cast on every call), and
+//     the limit: the product of operands already in bfloat16 (oneDNN's kernel alone);
 //   - one SGD step of an MLP 784-512-512-10, batch 128, under autocast + GradScaler and in float32;
 //   - one Adam step of the seed's checkerboard network at 128x128 and 256x256, float32 and
 //     autocast + GradScaler (ms).
@@ -38,10 +39,16 @@ void matmul(Measures& m) {
       double t = bench::median_seconds([&] { mm(a, w); }, inner, 7);
       m["matmul_bf16_" + std::to_string(n) + "_gflops"] = flop / t / 1e9;
     }
-    Tensor plain = w.detach();
-    amp::autocast region(kCPU);
-    double t = bench::median_seconds([&] { mm(a, plain); }, inner, 7);
-    m["matmul_bf16_" + std::to_string(n) + "_plain_gflops"] = flop / t / 1e9;
+    {
+      Tensor plain = w.detach();
+      amp::autocast region(kCPU);
+      double t = bench::median_seconds([&] { mm(a, plain); }, inner, 7);
+      m["matmul_bf16_" + std::to_string(n) + "_plain_gflops"] = flop / t / 1e9;
+    }
+    // the limit: the same product on operands already in bfloat16 (oneDNN's kernel, no cast)
+    Tensor ab = a.to(kBFloat16), wb = w.detach().to(kBFloat16);
+    double t = bench::median_seconds([&] { mm(ab, wb); }, inner, 7);
+    m["matmul_bf16_" + std::to_string(n) + "_kernel_gflops"] = flop / t / 1e9;
   }
 }
 
@@ -148,6 +155,23 @@ int main(int argc, char** argv) {
     results.push_back({"kiln_" + key, value, ""});
   }
   if (t.empty()) std::printf("(PyTorch: /usr/bin/python3 with torch not available)\n");
+  // the yardsticks: autocast against the bfloat16 kernel itself, and the checkerboard
+  // under autocast against PyTorch's float32 step
+  std::printf("\n%-40s %8s\n", "ratio", "value");
+  for (int64_t n : {1024, 2048}) {
+    std::string key = "matmul_bf16_" + std::to_string(n);
+    double ratio = k[key + "_gflops"] / k[key + "_kernel_gflops"];
+    std::printf("%-40s %7.2fx\n", (key + " autocast/kernel").c_str(), ratio);
+    results.push_back({key + "_autocast_over_kernel", ratio, ""});
+  }
+  for (int64_t n : {128, 256}) {
+    std::string key = "checkerboard_" + std::to_string(n);
+    auto fp32 = t.find(key + "_fp32_ms");
+    if (fp32 == t.end() || k.count(key + "_amp_ms") == 0) continue;
+    double ratio = fp32->second / k[key + "_amp_ms"];
+    std::printf("%-40s %7.2fx\n", (key + " pytorch fp32/kiln amp").c_str(), ratio);
+    results.push_back({key + "_pytorch_fp32_over_kiln_amp", ratio, ""});
+  }
   bench::print_json(results);
   return 0;
 }
