@@ -4,11 +4,6 @@
 
 namespace kiln {
 
-size_t element_size(ScalarType t) {
-  static const size_t sizes[kNumScalarTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
-  return sizes[static_cast<int>(t)];
-}
-
 const char* dtype_name(ScalarType t) {
   static const char* const names[kNumScalarTypes] = {
       "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",

@@ -40,7 +40,21 @@ Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
   }
   auto storage = std::allocate_shared<Storage>(PoolAllocator<Storage>(), device,
                                               static_cast<size_t>(n) * element_size(dtype));
-  return make_tensor(std::move(storage), sizes, contiguous_strides(sizes), 0, dtype);
+  // make_tensor with the contiguous strides written in place (no temporary DimVector)
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
+  impl->device = device;
+  impl->storage = std::move(storage);
+  impl->sizes.assign(sizes);
+  impl->strides.resize(sizes.size());
+  int64_t stride = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    impl->strides[i] = stride;
+    stride *= sizes[i] > 1 ? sizes[i] : 1;
+  }
+  impl->numel = n;
+  impl->dtype = dtype;
+  impl->inference = autograd::InferenceMode::is_enabled();
+  return Tensor(std::move(impl));
 }
 
 DimVector contiguous_strides(IntArrayRef sizes) {
@@ -121,10 +135,6 @@ Scalar item_scalar(const Tensor& t) {
 }
 
 }  // namespace detail
-
-void* TensorImpl::data() const {
-  return static_cast<char*>(storage->data()) + offset * static_cast<int64_t>(element_size(dtype));
-}
 
 bool TensorImpl::is_contiguous() const {
   int64_t expected = 1;

@@ -204,6 +204,13 @@ class Scratch {
 
 namespace detail {
 
+inline bool is_single_element(const kiln_tensor& t) {
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    if (t.sizes[d] != 1) return false;
+  }
+  return true;
+}
+
 template <class Out, class... In, class F>
 inline void map_contiguous(const F& f, int64_t n, Out* out, const In*... in) {
 #pragma GCC ivdep
@@ -285,10 +292,17 @@ void map(const F& f, const kiln_tensor& out,
   constexpr int N = 1 + sizeof...(In);
   auto run = [&]<size_t... I>(std::index_sequence<I...> seq) {
     const kiln_tensor* ops[N] = {&out, in[I]...};
-    sdk::StridedLoop<N> loop(ops);
     auto body = [&f, seq](char** p, const int64_t* step, int64_t n) {
       detail::map_run<Out, In...>(f, p, step, n, seq);
     };
+    if (detail::is_single_element(out)) {  // a scalar: no loop to set up
+      char* p[N] = {static_cast<char*>(out.data), static_cast<char*>(in[I]->data)...};
+      const int64_t step[N] = {static_cast<int64_t>(sizeof(Out)),
+                               static_cast<int64_t>(sizeof(In))...};
+      body(p, step, 1);
+      return;
+    }
+    sdk::StridedLoop<N> loop(ops);
     int64_t total = loop.numel();
     if (total <= grain) {
       run_all(loop, ops, body);

@@ -40,7 +40,11 @@ class ArrayRef {
   constexpr const T& back() const { return data_[size_ - 1]; }
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
   bool equals(ArrayRef other) const {
-    return size_ == other.size_ && std::equal(begin(), end(), other.begin());
+    if (size_ != other.size_) return false;
+    for (size_t i = 0; i < size_; ++i) {  // sizes are short: a loop, not a call to memcmp
+      if (!(data_[i] == other.data_[i])) return false;
+    }
+    return true;
   }
   bool operator==(ArrayRef other) const { return equals(other); }
 
@@ -77,7 +81,12 @@ class SmallVector {
 
   void assign(IntArrayRef a) {
     reserve(a.size());
-    if (a.size() != 0) std::memmove(data_, a.data(), a.size() * sizeof(int64_t));
+    const int64_t* src = a.data();
+    if (src >= data_ || src + a.size() <= data_) {
+      for (size_t i = 0; i < a.size(); ++i) data_[i] = src[i];  // short: no call to memmove
+    } else {
+      std::memmove(data_, src, a.size() * sizeof(int64_t));
+    }
     size_ = a.size();
   }
   void assign(size_t n, int64_t value) {

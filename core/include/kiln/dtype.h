@@ -49,7 +49,10 @@ constexpr ScalarType kDouble = ScalarType::Double;
 constexpr ScalarType kFloat64 = ScalarType::Double;
 
 // Bytes per element.
-KILN_API size_t element_size(ScalarType t);
+inline size_t element_size(ScalarType t) {
+  constexpr size_t sizes[kNumScalarTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+  return sizes[static_cast<int>(t)];
+}
 // "float32", "int64", "bfloat16", ... (PyTorch's names).
 KILN_API const char* dtype_name(ScalarType t);
 KILN_API std::ostream& operator<<(std::ostream& out, ScalarType t);

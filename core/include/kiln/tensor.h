@@ -67,7 +67,10 @@ struct KILN_API TensorImpl {
   bool inference = false;
   std::shared_ptr<autograd::AutogradMeta> autograd;
 
-  void* data() const;
+  void* data() const {
+    return static_cast<char*>(storage->data()) +
+           offset * static_cast<int64_t>(element_size(dtype));
+  }
   bool is_contiguous() const;
 };
 

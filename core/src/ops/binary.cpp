@@ -57,6 +57,13 @@ void prepare(Prepared& p, const char* op, const Rule& rule, const Tensor& a, con
               !ib.wrapped_number;
   Device device = same ? ia.device : common_device(op, {&a, &b});
   ScalarType compute = rule.compute(op, same ? ia.dtype : result_type_of({&a, &b}));
+  if (same && compute == ia.dtype && a.sizes().equals(b.sizes())) {
+    // nothing to convert, move or broadcast: the inputs as they are
+    p.x = &a;
+    p.y = &b;
+    p.out = empty_tensor(a.sizes(), rule.bool_output ? kBool : compute, device);
+    return;
+  }
   DimVector sizes = broadcast_dims(a.sizes(), b.sizes());
   p.x = &prepared_input(a, compute, device, sizes, p.x_slot);
   p.y = &prepared_input(b, compute, device, sizes, p.y_slot);
