@@ -263,4 +263,38 @@ BOOST_AUTO_TEST_CASE(errors_inside_a_region_name_the_operator) {
       {"linear", "[2, 3]", "[4, 5]"});
 }
 
+// The policy of every device type but the CPU (PyTorch's CUDA lists) on a host-memory test
+// device, "testdev" of tests/plugins/good.cpp, which runs its kernels through CPU fallback and
+// declares bfloat16 its default lower dtype: what a GPU gets (in float16), checked without one.
+BOOST_AUTO_TEST_CASE(cuda_policy_on_a_test_device) {
+  kiln::load_plugin(std::string(KILN_TEST_PLUGIN_DIR) + "/good.so");
+  const Device dev("testdev:0");
+  manual_seed(0);
+  Tensor a = rand({3, 4}).to(dev), b = rand({4, 2}).to(dev);
+  Tensor probabilities = rand({3}).to(dev) * 0.8 + 0.1, targets = rand({3}).to(dev);
+  BOOST_CHECK_EQUAL(mm(a, b).dtype(), kFloat);  // no region
+  {
+    autocast by_default(dev.type());
+    BOOST_CHECK_EQUAL(amp::get_autocast_dtype(dev.type()), kBFloat16);  // the plugin's choice
+    BOOST_CHECK_EQUAL(mm(a, b).dtype(), kBFloat16);
+  }
+  autocast region(dev.type(), kHalf);
+  BOOST_CHECK(amp::is_autocast_enabled(dev.type()));
+  BOOST_CHECK(!amp::is_autocast_enabled(kCPU));
+  Tensor product = mm(a, b);
+  BOOST_CHECK_EQUAL(product.dtype(), kHalf);
+  BOOST_CHECK_EQUAL(product.device(), dev);
+  BOOST_CHECK(allclose(product.to(kCPU).to(kFloat), mm(a.to(kCPU), b.to(kCPU)), 1e-2, 1e-2));
+  BOOST_CHECK_EQUAL((a + a).dtype(), kFloat);                  // outside the lists
+  BOOST_CHECK_EQUAL(exp(product).dtype(), kFloat);             // float32 list
+  BOOST_CHECK_EQUAL(sum(product).dtype(), kFloat);             // float32 unless given a dtype
+  BOOST_CHECK_EQUAL(sum(product, {0}, false, kHalf).dtype(), kHalf);
+  amp_test::check_error<TypeError>(
+      [&] { nn::functional::binary_cross_entropy(probabilities, targets); },
+      {"binary_cross_entropy", "unsafe to autocast", "binary_cross_entropy_with_logits",
+       "on testdev:0", "testdev autocast region"});
+  BOOST_CHECK_EQUAL(
+      nn::functional::binary_cross_entropy_with_logits(probabilities, targets).dtype(), kFloat);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
