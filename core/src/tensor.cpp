@@ -29,7 +29,9 @@ Tensor make_tensor(std::shared_ptr<Storage> storage, IntArrayRef sizes, IntArray
 }
 
 Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return make_tensor(t.storage(), sizes, strides, offset, t.dtype());
+  Tensor v = make_tensor(t.storage(), sizes, strides, offset, t.dtype());
+  v.impl().view = true;
+  return v;
 }
 
 Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {

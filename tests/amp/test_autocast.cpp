@@ -202,7 +202,14 @@ BOOST_AUTO_TEST_CASE(weight_cache_lives_for_the_outermost_region) {
     mm(x, plain);
     mm(x, lin->weight.t());
     mm(x, lin->weight * 1.0);
+    Tensor base = randn({4, 4});
+    Tensor leaf_view = base.t().requires_grad_();  // a leaf that requires grad, but a view
+    BOOST_TEST(leaf_view.is_leaf());
+    mm(x, leaf_view);
     BOOST_TEST(amp::autocast_cache_size() == before);
+    Tensor detached = base.detach().requires_grad_();  // detach() is not a view: cached
+    mm(x, detached);
+    BOOST_TEST(amp::autocast_cache_size() == before + 1);
   }
   BOOST_TEST(amp::autocast_cache_size() == 0u);
   {

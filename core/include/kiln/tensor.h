@@ -65,6 +65,9 @@ struct KILN_API TensorImpl {
   bool wrapped_number = false;
   // Created under InferenceMode: may not be saved for backward.
   bool inference = false;
+  // Made by a view operator (view, transpose, slicing, expand, ...; not detach), as PyTorch's
+  // is_view(): the autocast weight cache skips views.
+  bool view = false;
   std::shared_ptr<autograd::AutogradMeta> autograd;
 
   void* data() const {

@@ -121,7 +121,8 @@ Tensor cast_for_autocast(const Tensor& t, DeviceType type, ScalarType dtype) {
   if (!is_eligible(t, type) || t.dtype() == dtype) return t;
   AutocastState& s = state();
   bool cacheable = s.cache_enabled && dtype == get_autocast_dtype(type) && t.dtype() == kFloat &&
-                   t.requires_grad() && t.is_leaf() && !InferenceMode::is_enabled();
+                   t.requires_grad() && t.is_leaf() && !t.impl().view &&
+                   !InferenceMode::is_enabled();
   if (!cacheable) return t.to(dtype);
   const TensorImpl* key = t.impl_ptr().get();
   auto it = s.cache.find(key);

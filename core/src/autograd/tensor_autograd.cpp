@@ -34,6 +34,7 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
 Tensor Tensor::detach() const {
   Tensor out = detail::make_view(*this, sizes(), strides(), storage_offset());
   out.impl().inference = impl().inference;
+  out.impl().view = false;  // as in PyTorch, detach() shares storage but is not a view
   return out;
 }
 

@@ -16,10 +16,11 @@
 // had (enable it inside the thread's work).
 //
 // Note [Autocast weight cache]: the lower-precision copy of a float32 leaf that requires grad
-// (a module's weight, not a view of it) is made once per outermost region and reused by every
-// operator in it; the cache is cleared when the outermost region of the thread exits. The copy
-// is always made with grad mode on, so a no-grad forward earlier in the region does not leave a
-// copy without history that a later forward with grad would reuse (PyTorch issue 112583).
+// (a module's weight; not a tensor made by a view operator, even a leaf one, as in PyTorch) is
+// made once per outermost region and reused by every operator in it; the cache is cleared when
+// the outermost region of the thread exits. The copy is always made with grad mode on, so a
+// no-grad forward earlier in the region does not leave a copy without history that a later
+// forward with grad would reuse (PyTorch issue 112583).
 #pragma once
 
 #include <kiln/device.h>
