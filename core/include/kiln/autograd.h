@@ -88,6 +88,9 @@ struct KILN_API AutogradMeta {
   uint32_t output_nr = 0;
   bool retains_grad = false;
   bool is_view = false;                     // a view of a tensor that requires grad
+  // The tensor a view's grad_fn views (Note [In-place on views]). The view holds it, not its
+  // node: a node holding it would close a cycle base -> CopySlices -> ... -> node -> base.
+  Tensor view_base;
   std::vector<Node::Hook> hooks;            // leaf hooks (non-leaf hooks live on grad_fn)
 };
 

@@ -106,7 +106,8 @@ void record_simple(const char* name, const Tensor& x, const Tensor& out,
                      });
   if (node && view) {
     meta(out).is_view = true;
-    node->view_base = x;
+    meta(out).view_base = x;
+    node->is_view_node = true;
     node->view_version = out._version();
   }
 }

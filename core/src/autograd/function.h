@@ -53,9 +53,10 @@ class FunctionNode : public Node {
   // Whether the gradient of forward input i is needed (its edge is valid).
   bool needs_input_grad(size_t i) const { return i < next_edges().size() && next_edges()[i].is_valid(); }
 
-  // For the node of a view operator: the tensor its output views, and the storage version when
-  // the node became the view's grad_fn (See Note [In-place on views]).
-  Tensor view_base;
+  // For the node of a view operator: set, with the storage version when the node became the
+  // view's grad_fn (the base itself is AutogradMeta::view_base of the view; see Note [In-place
+  // on views]).
+  bool is_view_node = false;
   uint32_t view_version = 0;
 
  private:

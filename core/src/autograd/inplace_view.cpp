@@ -8,8 +8,8 @@
 // sends the gradient of the view's region to the in-place result and the rest to the old base.
 // The view then becomes a view of the new base again (its gradient lands in its region of the
 // base's gradient). Views of views rebase every level up to the root. The view operators record
-// the tensor they view in their node (FunctionNode::view_base, set by record_simple), which is
-// how the base is found. Other views of the same storage whose data changed since their node was
+// the tensor they view in the view's AutogradMeta (view_base, set by record_simple), which is
+// how the base is found; the graph's nodes never hold it, so it closes no reference cycle. Other views of the same storage whose data changed since their node was
 // made (in place through the base or another view) get a fresh view node of their base's current
 // history when next used (refresh_view, from gradient_edge), as PyTorch regenerates them. Limits:
 // the root's elements must not overlap in memory (no expanded base); an in-place change of a
@@ -26,7 +26,7 @@ Tensor view_base_of(const Tensor& self) {
   AutogradMeta* m = meta_if(self);
   if (m == nullptr || !m->is_view) return Tensor();
   auto* node = dynamic_cast<FunctionNode*>(m->grad_fn.get());
-  return node != nullptr ? node->view_base : Tensor();
+  return node != nullptr && node->is_view_node ? m->view_base : Tensor();
 }
 
 void check_view_inplace(const Tensor& self, const char* op) {
@@ -78,9 +78,10 @@ void attach_view(const Tensor& view, const Tensor& base, const Tensor& index) {
                        return std::vector<Tensor>{grad.view(base_sizes)};
                      });
   if (node) {
-    node->view_base = base;
+    node->is_view_node = true;
     node->view_version = view._version();
     meta(view).is_view = true;
+    meta(view).view_base = base;
   }
 }
 
@@ -114,10 +115,8 @@ void rebase_view(const Tensor& self, const Tensor& base) {
 
 void refresh_view(const Tensor& view) {
   auto* node = dynamic_cast<FunctionNode*>(meta(view).grad_fn.get());
-  if (node == nullptr || !node->view_base.defined() || node->view_version == view._version()) {
-    return;
-  }
-  Tensor base = node->view_base;  // the node may go when view's history changes
+  if (node == nullptr || !node->is_view_node || node->view_version == view._version()) return;
+  Tensor base = meta(view).view_base;  // a copy: attach_view replaces it
   attach_view(view, base, view_index(view, base));
 }
 

@@ -43,6 +43,7 @@ Tensor& Tensor::detach_() {
     m->grad_fn.reset();
     m->output_nr = 0;
     m->is_view = false;
+    m->view_base = Tensor();
   }
   impl().requires_grad = false;
   return *this;
