@@ -72,11 +72,11 @@ def matmul(results):
         w = (torch.rand(n, n) - 0.5).requires_grad_()
         inner = 20 if n == 1024 else 4
         with torch.autocast("cpu", dtype=torch.bfloat16), torch.no_grad():
-            t = median_seconds(lambda: torch.mm(a, w), inner)
+            t = median_seconds(lambda: torch.mm(a, w), inner, 11)
         results["matmul_bf16_%d_gflops" % n] = 2.0 * n ** 3 / t / 1e9
         plain = w.detach()
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            t = median_seconds(lambda: torch.mm(a, plain), inner)
+            t = median_seconds(lambda: torch.mm(a, plain), inner, 11)
         results["matmul_bf16_%d_plain_gflops" % n] = 2.0 * n ** 3 / t / 1e9
 
 

@@ -2,6 +2,7 @@
 // PyTorch (libtorch and Python, run as subprocesses in the same invocation). Prints a table of
 // medians with ratios, then one JSON line.
 #include "bench_common.hpp"
+#include "peak.hpp"
 
 #include <kiln/kiln.h>
 
@@ -9,11 +10,13 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -119,6 +122,15 @@ int main() {
   }
   std::printf("(limit: memcpy of the same bytes for GB/s rows, oneDNN called directly for "
               "matmul; ratios > 1 favour kiln; medians)\n");
+  // the arithmetic limit itself: AVX-512 multiply-adds on every thread, no memory traffic
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  double fma_peak = bench::f32_fma_peak_gflops(threads);
+  if (fma_peak > 0) {
+    limit["fma_peak_gflops"] = fma_peak;
+    std::printf("float32 FMA limit of this CPU: %.1f GFLOP/s on %d threads; kiln matmul 2048 "
+                "reaches %.0f%% of it\n",
+                fma_peak, threads, 100.0 * kiln_m["matmul_2048_gflops"] / fma_peak);
+  }
   std::vector<bench::Result> all;
   for (auto& [k, v] : kiln_m) all.push_back({"kiln." + k, v, ""});
   for (auto& [k, v] : limit) all.push_back({"limit." + k, v, ""});
