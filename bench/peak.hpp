@@ -4,13 +4,22 @@
 // hardware, not only from another framework. The figures are GFLOP/s over all threads, a
 // multiply-add counted as two operations; 0 where the CPU lacks the instructions.
 //
+// Memory: stream_add_gbs() runs STREAM's "add" (c = a + b on float32) over all threads with
+// non-temporal stores, the most a three-array elementwise kernel can move per second.
+//
 // AMX tiles are not probed: on a CPU with AMX, the bfloat16 figure is the AVX512-BF16 limit,
 // below what oneDNN reaches there, and bf16_amx_present() says so.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
 #include <thread>
 #include <vector>
+
+#include "bench_common.hpp"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -55,6 +64,15 @@ __attribute__((target("avx512f,avx512bf16"))) inline float bf16_dot_chains(long 
     for (int k = 0; k < kChains; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], one, one);
   }
   return lane_sum(acc);
+}
+
+__attribute__((target("avx512f"))) inline void stream_add(const float* a, const float* b, float* c,
+                                                          size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_stream_ps(c + i, _mm512_add_ps(_mm512_load_ps(a + i), _mm512_load_ps(b + i)));
+  for (; i < n; ++i) c[i] = a[i] + b[i];
+  _mm_sfence();
 }
 #endif
 
@@ -105,6 +123,39 @@ inline double bf16_dot_peak_gflops(int threads) {
                                     peak_detail::kChains * 32 * 2.0);
 #else
   (void)threads;
+  return 0;
+#endif
+}
+
+// GB/s of c = a + b over `floats` float32 elements (bytes read and written, as kiln-bench counts
+// its add), each of `threads` threads on a 64-byte-aligned slice; 0 without AVX-512.
+inline double stream_add_gbs(int threads, size_t floats) {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx512f")) return 0;
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  size_t slice = floats / static_cast<size_t>(threads) / 16 * 16;
+  size_t bytes = slice * static_cast<size_t>(threads) * sizeof(float);
+  std::unique_ptr<float, Free> a(static_cast<float*>(std::aligned_alloc(64, bytes)));
+  std::unique_ptr<float, Free> b(static_cast<float*>(std::aligned_alloc(64, bytes)));
+  std::unique_ptr<float, Free> c(static_cast<float*>(std::aligned_alloc(64, bytes)));
+  std::fill_n(a.get(), bytes / sizeof(float), 1.0f);
+  std::fill_n(b.get(), bytes / sizeof(float), 2.0f);
+  std::fill_n(c.get(), bytes / sizeof(float), 0.0f);
+  auto add = [&] {
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) {
+      size_t at = static_cast<size_t>(t) * slice;
+      pool.emplace_back([&, at] { peak_detail::stream_add(a.get() + at, b.get() + at, c.get() + at, slice); });
+    }
+    peak_detail::stream_add(a.get(), b.get(), c.get(), slice);
+    for (auto& th : pool) th.join();
+  };
+  return 3.0 * static_cast<double>(bytes) / median_seconds(add, 3, 9) / 1e9;
+#else
+  (void)threads;
+  (void)floats;
   return 0;
 #endif
 }
