@@ -3,6 +3,7 @@
 #include "loops.hpp"
 #include "registry.hpp"
 
+#include <oneapi/dnnl/dnnl.hpp>
 #include <tbb/info.h>
 
 #include <cstdio>
@@ -17,7 +18,23 @@ void set_error(const std::string& message) {
   if (sdk::host() != nullptr) sdk::host()->set_error(message.c_str());
 }
 
-// "AMD EPYC; 2 threads; avx2 fma f16c avx512f ..." from /proc/cpuinfo and TBB.
+// The instruction set oneDNN dispatches to (after ONEDNN_MAX_CPU_ISA), and what it means for
+// the 16-bit products of mixed precision: AMX tiles, AVX512-BF16 dot products, or bfloat16
+// converted to float32 and multiplied on AVX-512/AVX2 FMA units.
+std::string onednn_isa() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_amx: return "oneDNN avx512_core_amx (bf16 on AMX tiles)";
+    case dnnl::cpu_isa::avx512_core_bf16: return "oneDNN avx512_core_bf16 (bf16 dot products, no AMX)";
+    case dnnl::cpu_isa::avx512_core_vnni: return "oneDNN avx512_core_vnni (bf16 through float32)";
+    case dnnl::cpu_isa::avx512_core: return "oneDNN avx512_core (bf16 through float32)";
+    case dnnl::cpu_isa::avx2_vnni: return "oneDNN avx2_vnni (bf16 through float32)";
+    case dnnl::cpu_isa::avx2: return "oneDNN avx2 (bf16 through float32)";
+    default: return "oneDNN below avx2 (bf16 through float32)";
+  }
+}
+
+// "AMD EPYC; 2 threads; avx2 fma f16c avx512f ...; oneDNN avx512_core_bf16 (...)" from
+// /proc/cpuinfo, TBB and oneDNN.
 std::string read_description() {
   static const char* const kFlags[] = {"sse4_2",      "avx",       "avx2",       "fma",
                                        "f16c",        "avx512f",   "avx512bw",   "avx512_vnni",
@@ -45,7 +62,7 @@ std::string read_description() {
     isa += flag;
   }
   return model + "; " + std::to_string(tbb::info::default_concurrency()) + " threads; " +
-         (isa.empty() ? std::string("baseline x86-64") : isa);
+         (isa.empty() ? std::string("baseline x86-64") : isa) + "; " + onednn_isa();
 }
 
 int32_t count(void*) { return 1; }
