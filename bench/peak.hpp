@@ -32,9 +32,33 @@ namespace peak_detail {
 constexpr int kChains = 12;  // independent accumulators: latency 4-6 cycles, 2 pipes
 
 #if defined(__x86_64__)
-// The sum of every lane (keeps the chains live; _mm512_reduce_add_ps trips -Wuninitialized in
-// GCC 12's own header).
-__attribute__((target("avx512f"))) inline float lane_sum(const __m512 (&acc)[kChains]) {
+// Everything below is compiled for AVX-512 (and called only where the CPU has it).
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bf16,fma")
+
+// One multiply-add into acc: float32 FMA, or AVX512-BF16's 32 bfloat16 products.
+struct Fma {
+  static __m512 step(__m512 acc) {
+    return _mm512_fmadd_ps(_mm512_set1_ps(1.0f), _mm512_set1_ps(1e-9f), acc);
+  }
+};
+struct Bf16Dot {
+  static __m512 step(__m512 acc) {
+    const __m512bh one = reinterpret_cast<__m512bh>(_mm512_set1_epi16(0x3f80));
+    return _mm512_dpbf16_ps(acc, one, one);
+  }
+};
+
+// kChains independent chains of Op::step, iters rounds; returns the sum of every lane, which
+// keeps the chains live (_mm512_reduce_add_ps trips -Wuninitialized in GCC 12's own header).
+template <class Op>
+float chains(long iters) {
+  __m512 acc[kChains];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  for (long i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int k = 0; k < kChains; ++k) acc[k] = Op::step(acc[k]);
+  }
   __m512 s = acc[0];
   for (int k = 1; k < kChains; ++k) s = _mm512_add_ps(s, acc[k]);
   alignas(64) float lanes[16];
@@ -44,36 +68,15 @@ __attribute__((target("avx512f"))) inline float lane_sum(const __m512 (&acc)[kCh
   return total;
 }
 
-__attribute__((target("avx512f,fma"))) inline float fma_chains(long iters) {
-  __m512 acc[kChains];
-  for (auto& a : acc) a = _mm512_setzero_ps();
-  const __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(1e-9f);
-  for (long i = 0; i < iters; ++i) {
-#pragma GCC unroll 12
-    for (int k = 0; k < kChains; ++k) acc[k] = _mm512_fmadd_ps(x, y, acc[k]);
-  }
-  return lane_sum(acc);
-}
-
-__attribute__((target("avx512f,avx512bf16"))) inline float bf16_dot_chains(long iters) {
-  __m512 acc[kChains];
-  for (auto& a : acc) a = _mm512_setzero_ps();
-  const __m512bh one = reinterpret_cast<__m512bh>(_mm512_set1_epi16(0x3f80));
-  for (long i = 0; i < iters; ++i) {
-#pragma GCC unroll 12
-    for (int k = 0; k < kChains; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], one, one);
-  }
-  return lane_sum(acc);
-}
-
-__attribute__((target("avx512f"))) inline void stream_add(const float* a, const float* b, float* c,
-                                                          size_t n) {
+inline void stream_add(const float* a, const float* b, float* c, size_t n) {
   size_t i = 0;
   for (; i + 16 <= n; i += 16)
     _mm512_stream_ps(c + i, _mm512_add_ps(_mm512_load_ps(a + i), _mm512_load_ps(b + i)));
   for (; i < n; ++i) c[i] = a[i] + b[i];
   _mm_sfence();
 }
+
+#pragma GCC pop_options
 #endif
 
 // GFLOP/s of `threads` threads each running chains(iters); flop = operations per iteration.
@@ -106,7 +109,7 @@ double best_of_three(Chains chains, int threads, double flop) {
 inline double f32_fma_peak_gflops(int threads) {
 #if defined(__x86_64__)
   if (!__builtin_cpu_supports("avx512f")) return 0;
-  return peak_detail::best_of_three(peak_detail::fma_chains, threads,
+  return peak_detail::best_of_three(peak_detail::chains<peak_detail::Fma>, threads,
                                     peak_detail::kChains * 16 * 2.0);
 #else
   (void)threads;
@@ -119,7 +122,7 @@ inline double f32_fma_peak_gflops(int threads) {
 inline double bf16_dot_peak_gflops(int threads) {
 #if defined(__x86_64__)
   if (!__builtin_cpu_supports("avx512bf16")) return 0;
-  return peak_detail::best_of_three(peak_detail::bf16_dot_chains, threads,
+  return peak_detail::best_of_three(peak_detail::chains<peak_detail::Bf16Dot>, threads,
                                     peak_detail::kChains * 32 * 2.0);
 #else
   (void)threads;
