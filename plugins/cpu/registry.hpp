@@ -2,30 +2,12 @@
 // handed to each kernel family's register function below.
 #pragma once
 
+#include <kiln/sdk/kernel_table.hpp>
 #include <kiln/sdk/plugin.h>
 
 namespace kiln::cpu {
 
-class KernelTable {
- public:
-  KernelTable(const kiln_host* host, int32_t device_type) : host_(host), type_(device_type) {}
-
-  // Registers fn as the kernel of `op`. After a failure (the host has set the error) later calls
-  // do nothing, and status() returns the failing status.
-  void add(const char* op, kiln_kernel_fn fn) {
-    if (status_ != 0) return;
-    status_ = host_->register_kernel(op, type_, fn, nullptr);
-    ++count_;
-  }
-  kiln_status status() const { return status_; }
-  int count() const { return count_; }
-
- private:
-  const kiln_host* host_;
-  int32_t type_;
-  kiln_status status_ = 0;
-  int count_ = 0;
-};
+using KernelTable = sdk::KernelTable;  // kiln/sdk/kernel_table.hpp
 
 // The "cpu" device type's operations (device.cpp).
 const kiln_device_ops* device_ops();

@@ -2,6 +2,7 @@
 // caching allocator (allocator.cpp) and the kernel families' register functions.
 #pragma once
 
+#include <kiln/sdk/kernel_table.hpp>
 #include <kiln/sdk/plugin.h>
 
 #include <cuda_runtime_api.h>
@@ -59,24 +60,7 @@ class DeviceBuffer {
 // strides (elementwise.cu). Both are device memory of the same device.
 void copy_convert(const kiln_tensor& dst, const kiln_tensor& src, cudaStream_t stream);
 
-class KernelTable {
- public:
-  KernelTable(const kiln_host* host, int32_t device_type) : host_(host), type_(device_type) {}
-  // Registers fn for `op`; after a failure later calls do nothing and status() returns it.
-  void add(const char* op, kiln_kernel_fn fn) {
-    if (status_ != 0) return;
-    status_ = host_->register_kernel(op, type_, fn, nullptr);
-    ++count_;
-  }
-  kiln_status status() const { return status_; }
-  int count() const { return count_; }
-
- private:
-  const kiln_host* host_;
-  int32_t type_;
-  kiln_status status_ = 0;
-  int count_ = 0;
-};
+using KernelTable = sdk::KernelTable;  // kiln/sdk/kernel_table.hpp
 
 const kiln_device_ops* device_ops();             // device.cpp
 void register_elementwise(KernelTable& table);   // elementwise.cu

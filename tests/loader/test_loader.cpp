@@ -12,6 +12,7 @@
 
 #include <kiln/data/pin_memory.h>
 #include <kiln/kiln.h>
+#include <kiln/sdk/kernel_table.hpp>
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -608,4 +609,32 @@ BOOST_AUTO_TEST_CASE(data_source_plugins_are_not_unloaded) {
     return;
   }
   BOOST_TEST_MESSAGE("the dir plugin is not built: nothing to check");
+}
+
+// kiln/sdk/kernel_table.hpp against a host whose register_kernel refuses "bad": the ops before it
+// are registered, the failure's status is kept, and nothing after it reaches the host.
+namespace table_host {
+std::vector<std::string> registered;
+kiln_status register_kernel(const char* op, int32_t device_type, kiln_kernel_fn, void*) {
+  if (device_type != 7) return 2;
+  if (std::strcmp(op, "bad") == 0) return 3;
+  registered.emplace_back(op);
+  return 0;
+}
+}  // namespace table_host
+
+BOOST_AUTO_TEST_CASE(sdk_kernel_table_stops_at_the_first_failure) {
+  kiln_host host{};
+  host.register_kernel = table_host::register_kernel;
+  kiln_kernel_fn fn = [](const kiln_call*, void*) -> kiln_status { return 0; };
+  kiln::sdk::KernelTable table(&host, 7);
+  table.add("neg", fn);
+  table.add("abs", fn);
+  BOOST_TEST(table.status() == 0);
+  table.add("bad", fn);
+  table.add("exp", fn);
+  BOOST_TEST(table.status() == 3);
+  BOOST_TEST(table.count() == 3);
+  BOOST_TEST(table_host::registered == (std::vector<std::string>{"neg", "abs"}),
+             boost::test_tools::per_element());
 }
