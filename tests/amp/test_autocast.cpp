@@ -32,6 +32,10 @@ BOOST_AUTO_TEST_CASE(seed_dtype_table) {
   BOOST_TEST(nn::functional::mse_loss(low, y).dtype() == kFloat);
   BOOST_TEST(prod(low).dtype() == kFloat);
   BOOST_TEST(exp(low).dtype() == kBFloat16);  // not listed for the CPU
+  // nor are these (PyTorch's CUDA list has them, its CPU list does not)
+  BOOST_TEST(nn::functional::layer_norm(low, {4}).dtype() == kBFloat16);
+  BOOST_TEST(logsumexp(low, {1}).dtype() == kBFloat16);
+  BOOST_TEST(nn::functional::softplus(low).dtype() == kBFloat16);
   // the product itself is close to float32's (bfloat16 inputs, float32 accumulation)
   Tensor want;
   {
@@ -294,6 +298,18 @@ BOOST_AUTO_TEST_CASE(cuda_policy_on_a_test_device) {
   BOOST_CHECK(allclose(product.to(kCPU).to(kFloat), mm(a.to(kCPU), b.to(kCPU)), 1e-2, 1e-2));
   BOOST_CHECK_EQUAL((a + a).dtype(), kFloat);                  // outside the lists
   BOOST_CHECK_EQUAL(exp(product).dtype(), kFloat);             // float32 list
+  // composites of the float32 list run whole in float32, as PyTorch's do
+  Tensor normed = nn::functional::layer_norm(product, {2});
+  BOOST_CHECK_EQUAL(normed.dtype(), kFloat);
+  BOOST_CHECK_EQUAL(logsumexp(product, {1}).dtype(), kFloat);
+  BOOST_CHECK_EQUAL(nn::functional::softplus(product).dtype(), kFloat);
+  {
+    autocast off(dev.type(), std::nullopt, false);
+    Tensor p32 = product.to(kFloat);
+    BOOST_CHECK(allclose(normed.to(kCPU), nn::functional::layer_norm(p32, {2}).to(kCPU)));
+    BOOST_CHECK(allclose(logsumexp(product, {1}).to(kCPU).to(kFloat),
+                         logsumexp(p32, {1}).to(kCPU), 1e-2, 1e-2));  // float16 without a region
+  }
   BOOST_CHECK_EQUAL(sum(product).dtype(), kFloat);             // float32 unless given a dtype
   BOOST_CHECK_EQUAL(sum(product, {0}, false, kHalf).dtype(), kHalf);
   amp_test::check_error<TypeError>(

@@ -216,6 +216,8 @@ const std::map<std::string, Op>& ops() {
          b.add_(1);
          return v2 * v2;
        }},
+      {"softplus", [](const Inputs& x) { return F::softplus(x[0]); }},
+      {"softplus_beta4_threshold2", [](const Inputs& x) { return F::softplus(x[0], 4, 2); }},
   };
   return table;
 }

@@ -63,6 +63,8 @@ std::vector<Case> cases() {
       {"max_dim", V{{3, 4}}, [](const Inputs& x) { return std::get<0>(kiln::max(x[0], 1)); }},
       {"min_dim", V{{3, 4}}, [](const Inputs& x) { return std::get<0>(kiln::min(x[0], 0, true)); }},
       {"logsumexp", V{{2, 3}}, [](const Inputs& x) { return kiln::logsumexp(x[0], {1}); }},
+      {"softplus", V{{2, 3}},
+       [](const Inputs& x) { return kiln::nn::functional::softplus(x[0] * 3, 1.5); }},
       {"var", V{{2, 3}}, [](const Inputs& x) { return kiln::var(x[0], {1}); }},
       {"std", V{{2, 3}}, [](const Inputs& x) { return kiln::std(x[0], {1}); }},
       {"norm", V{{2, 3}}, [](const Inputs& x) { return kiln::norm(x[0], 2, {1}); }},

@@ -234,6 +234,9 @@ OPS = {
     "inplace_strided_view_used": (inplace_strided_view_used, [[(3, 4), (3, 2)], [(2, 6), (3,)]],
                                   False),
     "inplace_stale_views": (inplace_stale_views, [[(3, 4), (4,)], [(2, 3), (1,)]], False),
+    # softplus: the smooth branch, and with beta 4 and threshold 2 both branches (x > 0.5)
+    "softplus": (lambda x: F.softplus(x[0]), U, False),
+    "softplus_beta4_threshold2": (lambda x: F.softplus(x[0], 4, 2), [[(5,)], [(3, 4)]], False),
 }
 
 

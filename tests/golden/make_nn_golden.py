@@ -256,6 +256,7 @@ def repr_cases():
         nn.BatchNorm2d(4, momentum=None, affine=False, track_running_stats=False),
         nn.MSELoss(), nn.CrossEntropyLoss(), nn.BCELoss(), nn.BCEWithLogitsLoss(), nn.NLLLoss(),
         nn.Sequential()]))
+    put_repr("softplus", nn.ModuleList([nn.Softplus(), nn.Softplus(beta=0.5, threshold=3)]))
 
     class Merge(nn.Module):
         def __init__(self):

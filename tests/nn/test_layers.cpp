@@ -246,6 +246,35 @@ BOOST_AUTO_TEST_CASE(flatten_relu_sigmoid_tanh) {
   BOOST_CHECK(y.equal(kiln::relu(x)));
 }
 
+// PyTorch 1.13's F.softplus on these inputs (float64), default and beta=0.5, threshold=3: the
+// smooth branch, the threshold, and inputs far beyond it (exp would overflow float32 at 100).
+BOOST_AUTO_TEST_CASE(softplus_matches_pytorch) {
+  auto options = kiln::TensorOptions().dtype(kiln::kDouble);
+  Tensor x = kiln::tensor({-30.0, -3.0, -0.5, 0.0, 0.5, 3.0, 19.0, 21.0, 100.0}, options);
+  Tensor expected = kiln::tensor({9.35762297e-14, 0.0485873516, 0.474076984, 0.693147181,
+                                  0.974076984, 3.04858735, 19.0, 21.0, 100.0}, options);
+  BOOST_CHECK(F::softplus(x).allclose(expected, 1e-8, 0));
+  BOOST_CHECK(nn::Softplus()(x).allclose(expected, 1e-8, 0));
+  Tensor expected_b = kiln::tensor({6.11804547e-07, 0.402826556, 1.15187884, 1.38629436,
+                                    1.65187884, 3.40282656, 19.0, 21.0, 100.0}, options);
+  BOOST_CHECK(F::softplus(x, 0.5, 3).allclose(expected_b, 1e-8, 0));
+  BOOST_CHECK(nn::Softplus(nn::SoftplusOptions().beta(0.5).threshold(3))(x).allclose(expected_b,
+                                                                                    1e-8, 0));
+  // float32 and the 16-bit dtypes (computed in float32, rounded once): 15 stays 15 in float16
+  // (exp(15) overflows it) and the gradient stays finite beyond the threshold
+  Tensor big = kiln::tensor({15.0, -15.0, 0.25, 90.0}).requires_grad_();
+  Tensor y32 = F::softplus(big);
+  y32.sum().backward();
+  BOOST_CHECK(big.grad().allclose(kiln::sigmoid(big.detach()), 1e-6, 0));
+  for (kiln::ScalarType dt : {kiln::kHalf, kiln::kBFloat16}) {
+    Tensor y16 = F::softplus(big.detach().to(dt));
+    BOOST_CHECK_EQUAL(y16.dtype(), dt);
+    BOOST_CHECK(y16.to(kiln::kFloat).allclose(y32.detach(), 1e-2, 1e-3));
+  }
+  CHECK_ERROR(kiln::TypeError, F::softplus(kiln::arange(3)),
+              "softplus: expected a floating point input, but got int64");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(model)

@@ -146,6 +146,9 @@ BOOST_AUTO_TEST_CASE(module_reprs_match_pytorch) {
       nn::MSELoss(), nn::CrossEntropyLoss(), nn::BCELoss(), nn::BCEWithLogitsLoss(),
       nn::NLLLoss(), nn::Sequential());
   BOOST_CHECK_EQUAL(printed(*list), golden_case("misc").repr);
+  nn::ModuleList softplus(nn::Softplus(),
+                          nn::Softplus(nn::SoftplusOptions().beta(0.5).threshold(3)));
+  BOOST_CHECK_EQUAL(printed(*softplus), golden_case("softplus").repr);
 }
 
 BOOST_AUTO_TEST_CASE(holders_and_containers) {

@@ -31,6 +31,9 @@ using KnownSignatures = SignatureList<
     Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&),  // addmm
     Tensor(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
            int64_t),                                                            // conv2d
+    Tensor(const Tensor&, double, double),                                      // softplus
+    Tensor(const Tensor&, IntArrayRef, bool),                                   // logsumexp
+    Tensor(const Tensor&, IntArrayRef, const Tensor&, const Tensor&, double),   // layer_norm
     Tensor(const Tensor&, IntArrayRef, bool, std::optional<ScalarType>),        // sum, prod
     Tensor(const Tensor&, int64_t, std::optional<ScalarType>),                  // softmax
     Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&),               // scatter_add

@@ -1,4 +1,4 @@
-// ReLU, Sigmoid, Tanh, Dropout.
+// ReLU, Sigmoid, Tanh, Softplus, Dropout.
 #include <kiln/nn/functional.h>
 #include <kiln/nn/modules/activation.h>
 #include <kiln/nn/modules/dropout.h>
@@ -21,6 +21,15 @@ void ReLUImpl::pretty_print(std::ostream& stream) const {
 Tensor SigmoidImpl::forward(const Tensor& input) { return kiln::sigmoid(input); }
 
 Tensor TanhImpl::forward(const Tensor& input) { return kiln::tanh(input); }
+
+Tensor SoftplusImpl::forward(const Tensor& input) {
+  return functional::softplus(input, options.beta(), options.threshold());
+}
+
+void SoftplusImpl::pretty_print(std::ostream& stream) const {
+  stream << "Softplus(beta=" << detail::py_number(options.beta())
+         << ", threshold=" << detail::py_number(options.threshold()) << ")";
+}
 
 DropoutImpl::DropoutImpl(const DropoutOptions& options) : options(options) {
   KILN_CHECK_VALUE(options.p() >= 0.0 && options.p() <= 1.0, "Dropout: probability has to be ",

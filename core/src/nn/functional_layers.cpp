@@ -5,7 +5,7 @@
 
 namespace kiln::nn::functional {
 
-// linear, softmax and log_softmax are composite operators (not plain functions) so that the
+// linear, softmax, log_softmax and softplus are composite operators (not plain functions) so that the
 // Autocast layer can apply their policies (core/src/amp/policy.h).
 namespace {
 using LinearOp = Operator<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
@@ -37,6 +37,32 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 }
 
 Tensor relu(const Tensor& input) { return kiln::relu(input); }
+
+namespace {
+using SoftplusOp = Operator<Tensor(const Tensor&, double, double)>;
+
+// log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold, as PyTorch. The
+// exponent is clamped to the threshold, so the branch where() drops stays finite and so does its
+// gradient (an infinite exp would give 0 * nan there). 16-bit inputs are computed in float32
+// (exp(20) overflows float16) and rounded once.
+Tensor softplus_composite(const SoftplusOp&, const Tensor& input, double beta, double threshold) {
+  KILN_CHECK_TYPE(input.is_floating_point(), "softplus: expected a floating point input, but got ",
+                  dtype_name(input.dtype()));
+  bool narrow = input.dtype() == kHalf || input.dtype() == kBFloat16;
+  Tensor x = narrow ? input.to(kFloat) : input;
+  Tensor scaled = x * beta;
+  Tensor smooth = log1p(exp(clamp_max(scaled, threshold))) / beta;
+  Tensor out = where(gt(scaled, threshold), x, smooth);
+  return narrow ? out.to(input.dtype()) : out;
+}
+SoftplusOp softplus_op("softplus",
+                       "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+                       softplus_composite, /*primitive=*/false);
+}  // namespace
+
+Tensor softplus(const Tensor& input, double beta, double threshold) {
+  return softplus_op(input, beta, threshold);
+}
 
 namespace {
 Tensor floating_input(const char* op, const Tensor& input, std::optional<ScalarType> dtype) {

@@ -5,12 +5,19 @@
 #include "../ops/norm.h"
 
 #include <kiln/autograd.h>
+#include <kiln/dispatch.h>
 #include <kiln/nn/functional.h>
 
 namespace kiln::nn::functional {
 
-Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight,
-                  const Tensor& bias, double eps) {
+namespace {
+
+using LayerNormOp =
+    Operator<Tensor(const Tensor&, IntArrayRef, const Tensor&, const Tensor&, double)>;
+
+// A composite operator, so that autocast can list it (float32 on CUDA, as PyTorch).
+Tensor layer_norm_composite(const LayerNormOp&, const Tensor& input, IntArrayRef normalized_shape,
+                            const Tensor& weight, const Tensor& bias, double eps) {
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
   bool matches = k >= 1 && input.dim() >= k;
   for (int64_t i = 0; matches && i < k; ++i) {
@@ -35,6 +42,18 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
   if (weight.defined()) out = out * weight;
   if (bias.defined()) out = out + bias;
   return out;
+}
+
+LayerNormOp layer_norm_op("layer_norm",
+                          "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, "
+                          "Tensor? bias=None, float eps=1e-05) -> Tensor",
+                          layer_norm_composite, /*primitive=*/false);
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  return layer_norm_op(input, normalized_shape, weight, bias, eps);
 }
 
 namespace {

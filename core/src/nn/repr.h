@@ -20,6 +20,15 @@ inline std::string py_float(double v) {
   return s;
 }
 
+// An argument PyTorch declares as a number and whose defaults are ints (Softplus's beta=1,
+// threshold=20): "1" for an integral value, as Python prints the int, py_float otherwise.
+inline std::string py_number(double v) {
+  if (v == static_cast<double>(static_cast<long long>(v)) && v > -1e15 && v < 1e15) {
+    return std::to_string(static_cast<long long>(v));
+  }
+  return py_float(v);
+}
+
 inline const char* py_bool(bool v) { return v ? "true" : "false"; }
 
 }  // namespace kiln::nn::detail

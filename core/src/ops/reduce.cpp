@@ -197,7 +197,10 @@ Tensor all(const Tensor& x, int64_t dim, bool keepdim) { return detail::all_op(x
 Tensor any(const Tensor& x) { return detail::any_op(x, {}, false); }
 Tensor any(const Tensor& x, int64_t dim, bool keepdim) { return detail::any_op(x, {dim}, keepdim); }
 
-Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
+namespace {
+// A composite operator, so that autocast can list it (float32 on CUDA, as PyTorch).
+Tensor logsumexp_composite(const detail::ReduceOp&, const Tensor& x, IntArrayRef dims,
+                           bool keepdim) {
   Tensor in = x.is_floating_point() ? x : x.to(default_float_dtype());
   if (in.numel() == 0) return log(sum(exp(in), dims, keepdim));
   Tensor m = amax(in, dims, /*keepdim=*/true);
@@ -206,6 +209,14 @@ Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
   Tensor out = log(sum(exp(in - m), dims, /*keepdim=*/true)) + m;
   if (keepdim || in.dim() == 0) return out;
   return detail::drop_dims(out, detail::normalize_dims("logsumexp", dims, in.dim()), false);
+}
+detail::ReduceOp logsumexp_op("logsumexp",
+                              "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+                              logsumexp_composite, /*primitive=*/false);
+}  // namespace
+
+Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  return logsumexp_op(x, dims, keepdim);
 }
 
 Tensor var(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdim) {

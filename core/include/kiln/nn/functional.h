@@ -21,6 +21,9 @@ namespace kiln::nn::functional {
 KILN_API Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});
 // max(input, 0).
 KILN_API Tensor relu(const Tensor& input);
+// log(1 + exp(beta * input)) / beta, smooth ReLU; the input itself where beta * input exceeds
+// threshold (the two agree there within float32's precision).
+KILN_API Tensor softplus(const Tensor& input, double beta = 1.0, double threshold = 20.0);
 // exp(input) / sum(exp(input)) along dim, computed after subtracting the maximum; the input is
 // first converted to dtype when given.
 KILN_API Tensor softmax(const Tensor& input, int64_t dim,

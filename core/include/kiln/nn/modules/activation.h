@@ -1,4 +1,4 @@
-// Activation modules: ReLU, Sigmoid, Tanh.
+// Activation modules: ReLU, Sigmoid, Tanh, Softplus.
 #pragma once
 
 #include <kiln/nn/module.h>
@@ -38,5 +38,22 @@ class KILN_API TanhImpl : public Module {
   Tensor forward(const Tensor& input);
 };
 KILN_MODULE(Tanh);
+
+struct SoftplusOptions {
+  KILN_ARG(double, beta) = 1.0;
+  KILN_ARG(double, threshold) = 20.0;
+};
+
+// log(1 + exp(beta * x)) / beta; x where beta * x > threshold (functional::softplus).
+class KILN_API SoftplusImpl : public Module {
+ public:
+  explicit SoftplusImpl(const SoftplusOptions& options = {}) : options(options) {}
+  // softplus(input, beta, threshold).
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  SoftplusOptions options;
+};
+KILN_MODULE(Softplus);
 
 }  // namespace kiln::nn
