@@ -2,8 +2,9 @@
 // dtype, accumulation in float32 inside oneDNN), described with the operands' own strides when
 // oneDNN takes them and packed contiguous otherwise. Primitives are cached by shape, strides and
 // dtype, because creating one costs far more than running a small product. Where oneDNN has no
-// kernel for a 16-bit dtype on this CPU, the operands are widened to float32 for it; float64, the
-// integers, tiny products and anything oneDNN refuses run gemm_loop.
+// kernel for a 16-bit dtype on this CPU, or only a slow emulation of bfloat16 instructions the
+// CPU lacks, the operands are widened to float32 for it; float64, the integers, tiny products
+// and anything oneDNN refuses run gemm_loop.
 //
 // oneDNN runs on its own OpenMP threads and is only ever called from the kernel's thread, never
 // from inside a TBB task (the two runtimes would oversubscribe the cores).
@@ -12,6 +13,7 @@
 #include "registry.hpp"
 
 #include <dnnl.hpp>
+#include <tbb/scalable_allocator.h>
 
 #include <cstdlib>
 #include <list>
@@ -173,10 +175,24 @@ bool onednn_matmul(MatmulShape s, int32_t dtype, int32_t out_dtype, bool batched
 
 namespace {
 
+// float32 buffers from TBB's scalable allocator, whose cache of large blocks hands the same
+// pages back call after call (fresh pages from the OS cost a fault each: 3 ms of a 16 ms float16
+// product of 1024 x 1024, measured).
+struct ScalableFree {
+  void operator()(float* p) const { scalable_aligned_free(p); }
+};
+using FloatBuffer = std::unique_ptr<float[], ScalableFree>;
+
+FloatBuffer float_buffer(int64_t count) {
+  void* p = scalable_aligned_malloc(static_cast<size_t>(std::max<int64_t>(count, 1)) * 4, 64);
+  if (p == nullptr) throw std::bad_alloc();
+  return FloatBuffer(static_cast<float*>(p));
+}
+
 // A contiguous copy of one operand ([batch, rows, cols] with strides s) as float32.
-std::unique_ptr<float[]> widen(int32_t dtype, const void* data, int64_t batch, int64_t rows,
-                         int64_t cols, const int64_t* s) {
-  std::unique_ptr<float[]> v(new float[static_cast<size_t>(batch * rows * cols)]);
+FloatBuffer widen(int32_t dtype, const void* data, int64_t batch, int64_t rows, int64_t cols,
+                  const int64_t* s) {
+  FloatBuffer v = float_buffer(batch * rows * cols);
   const int64_t sizes[3] = {batch, rows, cols};
   const int64_t contiguous[3] = {rows * cols, cols, 1};
   kiln_tensor src{const_cast<void*>(data), dtype, 3, sizes, s, {0, 0}};
@@ -191,9 +207,9 @@ std::unique_ptr<float[]> widen(int32_t dtype, const void* data, int64_t batch, i
 // 16-bit operands widened to float32 for oneDNN, the result rounded back once.
 bool onednn_widened(const MatmulShape& s, int32_t dtype, bool batched, const void* a,
                     const void* b, void* out) {
-  std::unique_ptr<float[]> wa = widen(dtype, a, s.sa[0] == 0 ? 1 : s.batch, s.m, s.k, s.sa);
-  std::unique_ptr<float[]> wb = widen(dtype, b, s.sb[0] == 0 ? 1 : s.batch, s.k, s.n, s.sb);
-  std::unique_ptr<float[]> wc(new float[static_cast<size_t>(s.batch * s.m * s.n)]);
+  FloatBuffer wa = widen(dtype, a, s.sa[0] == 0 ? 1 : s.batch, s.m, s.k, s.sa);
+  FloatBuffer wb = widen(dtype, b, s.sb[0] == 0 ? 1 : s.batch, s.k, s.n, s.sb);
+  FloatBuffer wc = float_buffer(s.batch * s.m * s.n);
   MatmulShape f = s;
   const int64_t ca[3] = {s.sa[0] == 0 ? 0 : s.m * s.k, s.k, 1};
   const int64_t cb[3] = {s.sb[0] == 0 ? 0 : s.k * s.n, s.n, 1};
@@ -255,7 +271,10 @@ void matmul(const Call& call, bool batched) {
     return;
   }
   if (onednn_type(dtype) != memory::data_type::undef && s.m * s.n * s.k > kSmallProduct) {
-    if (onednn_matmul(s, dtype, dtype, batched, a.data, b.data, out.data)) return;
+    // bfloat16 on AVX-512 without bfloat16 instructions: oneDNN's emulation is slower than
+    // widening (onednn.hpp)
+    bool emulated = dtype == KILN_BF16 && onednn_emulates_bf16();
+    if (!emulated && onednn_matmul(s, dtype, dtype, batched, a.data, b.data, out.data)) return;
     // no kernel for the dtype on this CPU, or strides oneDNN refuses: contiguous float32 copies
     if (onednn_widened(s, dtype, batched, a.data, b.data, out.data)) return;
   }

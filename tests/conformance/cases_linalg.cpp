@@ -59,6 +59,9 @@ void register_linalg_cases() {
   product("mm_large", "mm", {67, 45}, {45, 71}, kiln::mm,
           {kByte, kShort, kInt, kLong, kHalf, kBFloat16, kFloat, kDouble});
   product("bmm", "bmm", {3, 4, 2}, {3, 2, 5}, kiln::bmm);
+  // large enough for oneDNN (and for the float32 widening of 16-bit operands)
+  product("bmm_large", "bmm", {4, 33, 40}, {4, 40, 37}, kiln::bmm,
+          {kHalf, kBFloat16, kFloat, kDouble});
   product("mm_empty_inner", "mm", {3, 0}, {0, 2}, kiln::mm);
   product("matmul_empty_batch", "matmul", {0, 3, 4}, {4, 2}, kiln::matmul);
   add_case({.name = "mm_transposed_views",
