@@ -54,7 +54,8 @@ double memcpy_gbs() {
   auto copy = [&] {
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t)
-      pool.emplace_back([&, t] { std::memcpy(dst.get() + t * slice, src.get() + t * slice, slice); });
+      pool.emplace_back(
+          [&, t] { std::memcpy(dst.get() + t * slice, src.get() + t * slice, slice); });
     std::memcpy(dst.get(), src.get(), slice);
     for (auto& th : pool) th.join();
   };

@@ -150,7 +150,9 @@ inline double stream_add_gbs(int threads, size_t floats) {
     std::vector<std::thread> pool;
     for (int t = 1; t < threads; ++t) {
       size_t at = static_cast<size_t>(t) * slice;
-      pool.emplace_back([&, at] { peak_detail::stream_add(a.get() + at, b.get() + at, c.get() + at, slice); });
+      pool.emplace_back([&, at] {
+        peak_detail::stream_add(a.get() + at, b.get() + at, c.get() + at, slice);
+      });
     }
     peak_detail::stream_add(a.get(), b.get(), c.get(), slice);
     for (auto& th : pool) th.join();

@@ -24,7 +24,8 @@ void set_error(const std::string& message) {
 std::string onednn_isa() {
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::avx512_core_amx: return "oneDNN avx512_core_amx (bf16 on AMX tiles)";
-    case dnnl::cpu_isa::avx512_core_bf16: return "oneDNN avx512_core_bf16 (bf16 dot products, no AMX)";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "oneDNN avx512_core_bf16 (bf16 dot products, no AMX)";
     case dnnl::cpu_isa::avx512_core_vnni: return "oneDNN avx512_core_vnni (bf16 through float32)";
     case dnnl::cpu_isa::avx512_core: return "oneDNN avx512_core (bf16 through float32)";
     case dnnl::cpu_isa::avx2_vnni: return "oneDNN avx2_vnni (bf16 through float32)";

@@ -5,8 +5,8 @@
 
 namespace kiln::nn::functional {
 
-// linear, softmax, log_softmax and softplus are composite operators (not plain functions) so that the
-// Autocast layer can apply their policies (core/src/amp/policy.h).
+// linear, softmax, log_softmax and softplus are composite operators (not plain functions) so
+// that the Autocast layer can apply their policies (core/src/amp/policy.h).
 namespace {
 using LinearOp = Operator<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
 using SoftmaxOp = Operator<Tensor(const Tensor&, int64_t, std::optional<ScalarType>)>;
