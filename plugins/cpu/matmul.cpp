@@ -11,9 +11,9 @@
 #include "matmul.hpp"
 #include "onednn.hpp"
 #include "registry.hpp"
+#include "widen.hpp"
 
 #include <dnnl.hpp>
-#include <tbb/scalable_allocator.h>
 
 #include <cstdlib>
 #include <list>
@@ -175,41 +175,17 @@ bool onednn_matmul(MatmulShape s, int32_t dtype, int32_t out_dtype, bool batched
 
 namespace {
 
-// float32 buffers from TBB's scalable allocator, whose cache of large blocks hands the same
-// pages back call after call (fresh pages from the OS cost a fault each: 3 ms of a 16 ms float16
-// product of 1024 x 1024, measured).
-struct ScalableFree {
-  void operator()(float* p) const { scalable_aligned_free(p); }
-};
-using FloatBuffer = std::unique_ptr<float[], ScalableFree>;
-
-FloatBuffer float_buffer(int64_t count) {
-  void* p = scalable_aligned_malloc(static_cast<size_t>(std::max<int64_t>(count, 1)) * 4, 64);
-  if (p == nullptr) throw std::bad_alloc();
-  return FloatBuffer(static_cast<float*>(p));
-}
-
-// A contiguous copy of one operand ([batch, rows, cols] with strides s) as float32.
-FloatBuffer widen(int32_t dtype, const void* data, int64_t batch, int64_t rows, int64_t cols,
-                  const int64_t* s) {
-  FloatBuffer v = float_buffer(batch * rows * cols);
-  const int64_t sizes[3] = {batch, rows, cols};
-  const int64_t contiguous[3] = {rows * cols, cols, 1};
-  kiln_tensor src{const_cast<void*>(data), dtype, 3, sizes, s, {0, 0}};
-  kiln_tensor dst{v.get(), KILN_F32, 3, sizes, contiguous, {0, 0}};
-  visit<Dtypes::floating>(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    map<float, T>([](compute_t<T> x) { return static_cast<float>(x); }, dst, {&src});
-  });
-  return v;
-}
-
 // 16-bit operands widened to float32 for oneDNN, the result rounded back once.
 bool onednn_widened(const MatmulShape& s, int32_t dtype, bool batched, const void* a,
                     const void* b, void* out) {
-  FloatBuffer wa = widen(dtype, a, s.sa[0] == 0 ? 1 : s.batch, s.m, s.k, s.sa);
-  FloatBuffer wb = widen(dtype, b, s.sb[0] == 0 ? 1 : s.batch, s.k, s.n, s.sb);
-  FloatBuffer wc = float_buffer(s.batch * s.m * s.n);
+  const int64_t size_a[3] = {s.sa[0] == 0 ? 1 : s.batch, s.m, s.k};
+  const int64_t size_b[3] = {s.sb[0] == 0 ? 1 : s.batch, s.k, s.n};
+  const int64_t size_c[3] = {s.batch, s.m, s.n};
+  const kiln_tensor ta{const_cast<void*>(a), dtype, 3, size_a, s.sa, {0, 0}};
+  const kiln_tensor tb{const_cast<void*>(b), dtype, 3, size_b, s.sb, {0, 0}};
+  const kiln_tensor tc{out, dtype, 3, size_c, s.sc, {0, 0}};
+  WideTensor wa = WideTensor::copy_of(ta), wb = WideTensor::copy_of(tb);
+  WideTensor wc = WideTensor::like(tc);
   MatmulShape f = s;
   const int64_t ca[3] = {s.sa[0] == 0 ? 0 : s.m * s.k, s.k, 1};
   const int64_t cb[3] = {s.sb[0] == 0 ? 0 : s.k * s.n, s.n, 1};
@@ -217,14 +193,10 @@ bool onednn_widened(const MatmulShape& s, int32_t dtype, bool batched, const voi
   std::copy(ca, ca + 3, f.sa);
   std::copy(cb, cb + 3, f.sb);
   std::copy(cc, cc + 3, f.sc);
-  if (!onednn_matmul(f, KILN_F32, KILN_F32, batched, wa.get(), wb.get(), wc.get())) return false;
-  const int64_t sizes[3] = {s.batch, s.m, s.n};
-  kiln_tensor src{wc.get(), KILN_F32, 3, sizes, cc, {0, 0}};
-  kiln_tensor dst{out, dtype, 3, sizes, s.sc, {0, 0}};
-  visit<Dtypes::floating>(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    map<T, float>([](float x) { return static_cast<compute_t<T>>(x); }, dst, {&src});
-  });
+  if (!onednn_matmul(f, KILN_F32, KILN_F32, batched, wa.data(), wb.data(), wc.data())) {
+    return false;
+  }
+  wc.round_into(tc);
   return true;
 }
 

@@ -19,7 +19,8 @@ inline dnnl::engine& engine() {
 // Whether oneDNN would emulate bfloat16 products: an AVX-512 CPU without AVX512-BF16 or AMX
 // (after ONEDNN_MAX_CPU_ISA). Its avx512_core brgemm then reached 71 GFLOP/s on 1024 x 1024
 // where float32 reached 186 (this machine's CPU capped with ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI),
-// so matmul.cpp widens to float32 instead. On AVX2 its bfloat16 gemm converts as fast as we would.
+// so matmul.cpp and conv.cpp widen to float32 instead (widen.hpp). On AVX2 its bfloat16 gemm
+// converts as fast as we would.
 inline bool onednn_emulates_bf16() {
   static const bool emulates = [] {
     auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
