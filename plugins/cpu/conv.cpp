@@ -296,11 +296,16 @@ bool run_pointwise(Pass pass, const kiln_tensor* t[4]) {
   s.sb[2] = sx[1];
   s.sc[1] = gw.strides[0];
   s.sc[2] = gw.strides[1];
-  const bool wide = dtype != KILN_F32 && batch > 1;  // accumulate 16-bit products in float32
-  thread_local AlignedScratch sum;
+  // 16-bit products accumulate over the batch in a float32 buffer, rounded into gw once
+  const bool wide = dtype != KILN_F32 && batch > 1;
+  const int64_t gw_sizes[2] = {s.m, s.n};
+  const int64_t gw_strides[2] = {gw.strides[0], gw.strides[1]};
+  const kiln_tensor gw2{gw.data, dtype, 2, gw_sizes, gw_strides, {0, 0}};
+  std::optional<WideTensor> sum;
   void* out = gw.data;
   if (wide) {
-    out = sum.get(static_cast<size_t>(s.m * s.n) * sizeof(float));
+    sum.emplace(WideTensor::like(gw2));
+    out = sum->data();
     s.sc[1] = s.n;
     s.sc[2] = 1;
   }
@@ -315,17 +320,7 @@ bool run_pointwise(Pass pass, const kiln_tensor* t[4]) {
       throw std::runtime_error("conv2d_backward_weight: oneDNN refused a product it ran before");
     }
   }
-  if (wide) {
-    const int64_t sizes[2] = {s.m, s.n};
-    const int64_t dense[2] = {s.n, 1};
-    kiln_tensor src{out, KILN_F32, 2, sizes, dense, {0, 0}};
-    const int64_t gws[2] = {gw.strides[0], gw.strides[1]};
-    kiln_tensor dst{gw.data, dtype, 2, sizes, gws, {0, 0}};
-    visit<Dtypes::floating>(dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      map<T, float>([](float v) { return static_cast<compute_t<T>>(v); }, dst, {&src});
-    });
-  }
+  if (wide) sum->round_into(gw2);
   return true;
 }
 

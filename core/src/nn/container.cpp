@@ -3,6 +3,8 @@
 #include <kiln/nn/modules/container.h>
 #include <kiln/nn/modules/normalization.h>
 
+#include <typeinfo>
+
 namespace kiln::nn {
 
 FunctionalImpl::FunctionalImpl(Function function) : function_(std::move(function)) {
@@ -18,15 +20,16 @@ void SequentialImpl::append(std::string name, std::shared_ptr<Module> module,
 }
 
 // A BatchNorm2d directly followed by a ReLU runs as one fused module (forward_relu): the same
-// values, one pass over the activations instead of two forward and two backward.
+// values, one pass over the activations instead of two forward and two backward. Only the exact
+// types: a subclass may have changed what forward does.
 Tensor SequentialImpl::forward(const Tensor& input) {
   KILN_CHECK(!entries_.empty(), "Sequential: cannot call forward() on an empty Sequential");
   Tensor x = input;
   for (size_t i = 0; i < entries_.size(); ++i) {
-    auto* norm = dynamic_cast<BatchNorm2dImpl*>(entries_[i].module.get());
-    if (norm != nullptr && i + 1 < entries_.size() &&
-        dynamic_cast<ReLUImpl*>(entries_[i + 1].module.get()) != nullptr) {
-      x = norm->forward_relu(x);
+    const Module& m = *entries_[i].module;
+    if (typeid(m) == typeid(BatchNorm2dImpl) && i + 1 < entries_.size() &&
+        typeid(*entries_[i + 1].module) == typeid(ReLUImpl)) {
+      x = static_cast<BatchNorm2dImpl&>(*entries_[i].module).forward_relu(x);
       ++i;
       continue;
     }
