@@ -1,6 +1,7 @@
 #include <kiln/dispatch.h>
 
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 namespace kiln {
@@ -55,7 +56,10 @@ IncludeDispatchKeyGuard::~IncludeDispatchKeyGuard() {
 }
 
 OperatorBase::OperatorBase(const char* name, const char* schema, bool primitive)
-    : name_(name), schema_(schema), primitive_(primitive) {
+    : name_(name),
+      schema_(schema),
+      primitive_(primitive),
+      inplace_(std::string_view(schema).find("(a!)") != std::string_view::npos) {
   OperatorRegistry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   KILN_INTERNAL_ASSERT(r.by_name.count(name) == 0, "operator declared twice: ", name);

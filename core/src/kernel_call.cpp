@@ -2,6 +2,7 @@
 
 #include "runtime.h"
 
+#include <kiln/autograd.h>
 #include <kiln/ops.h>
 
 #include <cstring>
@@ -77,6 +78,9 @@ void run_on_cpu(const OperatorBase& op, Device device, DeviceTypeRecord& record,
                "the CPU and back). This warning is shown once per operator."));
     }
   }
+  // the copies in and out are the kernel's own business, below autograd: the operator that
+  // fell back was recorded (or refused) by its own Autograd kernel already
+  autograd::NoGradGuard no_grad;
   std::vector<Tensor> cpu_in, cpu_out;
   for (const Tensor* t : inputs) cpu_in.push_back(t->to(Device(kCPU)));
   // The outputs come with their contents: some operators accumulate into them (index_add,

@@ -31,6 +31,9 @@ Tensor make_tensor(std::shared_ptr<Storage> storage, IntArrayRef sizes, IntArray
 Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   Tensor v = make_tensor(t.storage(), sizes, strides, offset, t.dtype());
   v.impl().view = true;
+  // a view of an inference tensor is one; a view of a normal tensor is normal, even when made
+  // in InferenceMode (as in PyTorch)
+  v.impl().inference = t.impl().inference;
   return v;
 }
 
@@ -148,10 +151,6 @@ bool TensorImpl::is_contiguous() const {
   return true;
 }
 
-void detail::throw_undefined_tensor() {
-  throw Error("undefined tensor: this Tensor has no value (default-constructed)");
-}
-
 int64_t Tensor::size(int64_t dim) const {
   KILN_CHECK_INDEX(this->dim() > 0, "size: a 0-dim tensor has no dimension ", dim);
   return impl().sizes[detail::wrap_dim(dim, this->dim(), "size")];
@@ -167,6 +166,10 @@ TensorOptions Tensor::options() const {
 }
 
 Tensor& Tensor::set_requires_grad(bool requires_grad) {
+  KILN_CHECK(!requires_grad || !impl().inference || autograd::InferenceMode::is_enabled(),
+             "requires_grad_: Setting requires_grad=True on inference tensor outside ",
+             "InferenceMode is not allowed (", detail::describe_tensor(*this), "); clone it ",
+             "outside InferenceMode first");
   KILN_CHECK(!requires_grad || is_floating_point(), "requires_grad_: only tensors of floating ",
              "point dtype can require gradients (got ", dtype_name(dtype()), ")");
   KILN_CHECK(is_leaf(), "requires_grad_: you can only change requires_grad flags of leaf ",

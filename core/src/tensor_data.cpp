@@ -56,6 +56,7 @@ Tensor tensor(const TensorData& data, const TensorOptions& options) {
   }
   Tensor out = detail::empty_tensor(data.sizes(), dtype, options.device());
   if (n > 0) out.copy_(host.view(data.sizes()));
+  out.storage()->reset_version();  // a new tensor is at version 0
   if (options.requires_grad()) out.requires_grad_();
   return out;
 }

@@ -218,6 +218,44 @@ const std::map<std::string, Op>& ops() {
        }},
       {"softplus", [](const Inputs& x) { return F::softplus(x[0]); }},
       {"softplus_beta4_threshold2", [](const Inputs& x) { return F::softplus(x[0], 4, 2); }},
+      // in-place fills rebase the history (Note [Every in-place operator has an Autograd kernel])
+      {"inplace_fill",
+       [](const Inputs& x) {
+         Tensor y = x[0] * 1;
+         y.fill_(2.5);
+         return y * x[0];
+       }},
+      {"inplace_zero",
+       [](const Inputs& x) {
+         Tensor y = x[0] * 3;
+         y.zero_();
+         return y + x[0] * x[0];
+       }},
+      {"inplace_fill_row",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 2;
+         b[1].fill_(0.5);
+         return b * x[1];
+       }},
+      {"inplace_index_put_scalar",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 2;
+         b.index_put_({0, kiln::indexing::Slice(1, 3)}, 1.5);
+         return b * x[0];
+       }},
+      {"inplace_masked_fill",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 2;
+         b.masked_fill_(x[0].detach() > 0, 0.25);
+         return b * x[1];
+       }},
+      {"inplace_fill_then_mul",
+       [](const Inputs& x) {
+         Tensor y = x[0] * 1;
+         y.fill_(2);
+         y.mul_(x[1]);
+         return y * x[0];
+       }},
   };
   return table;
 }

@@ -88,6 +88,43 @@ def inplace_stale_views(x):
     return v2 * v2
 
 
+def inplace_fill(x):
+    y = x[0] * 1
+    y.fill_(2.5)
+    return y * x[0]
+
+
+def inplace_zero(x):
+    y = x[0] * 3
+    y.zero_()
+    return y + x[0] * x[0]
+
+
+def inplace_fill_row(x):
+    b = x[0] * 2
+    b[1].fill_(0.5)
+    return b * x[1]
+
+
+def inplace_index_put_scalar(x):
+    b = x[0] * 2
+    b[0, 1:3] = 1.5
+    return b * x[0]
+
+
+def inplace_masked_fill(x):
+    b = x[0] * 2
+    b.masked_fill_(x[0].detach() > 0, 0.25)
+    return b * x[1]
+
+
+def inplace_fill_then_mul(x):
+    y = x[0] * 1
+    y.fill_(2)
+    y.mul_(x[1])
+    return y * x[0]
+
+
 U = [[()], [(5,)], [(3, 4)], [(2, 3, 4)]]
 B = [[(3, 4), (3, 4)], [(3, 4), (4,)], [(3, 1), (1, 4)], [(2, 3, 4), (3, 1)], [(), (3, 4)],
      [(2, 1, 4), ()]]
@@ -237,6 +274,13 @@ OPS = {
     # softplus: the smooth branch, and with beta 4 and threshold 2 both branches (x > 0.5)
     "softplus": (lambda x: F.softplus(x[0]), U, False),
     "softplus_beta4_threshold2": (lambda x: F.softplus(x[0], 4, 2), [[(5,)], [(3, 4)]], False),
+    # in-place fills rebase the history: the old value gets a zero gradient (FillBackward0)
+    "inplace_fill": (inplace_fill, [[(3, 4)]], False),
+    "inplace_zero": (inplace_zero, [[(3, 4)]], False),
+    "inplace_fill_row": (inplace_fill_row, [[(3, 4), (4,)]], False),
+    "inplace_index_put_scalar": (inplace_index_put_scalar, [[(3, 4)]], False),
+    "inplace_masked_fill": (inplace_masked_fill, [[(3, 4), (4,)]], False),
+    "inplace_fill_then_mul": (inplace_fill_then_mul, [[(3, 4), (3, 4)]], False),
 }
 
 

@@ -80,6 +80,12 @@ class KILN_API Node : public std::enable_shared_from_this<Node> {
   uint64_t sequence_nr_;
 };
 
+// How a view of a tensor that requires grad was made, as PyTorch's CreationMeta: a view made while
+// grad mode was off or in InferenceMode has no history of its own and may not be changed in place
+// with grad mode on (the in-place change could not be recorded on its base). See Note [Views made
+// without recording] (core/src/autograd/inplace_view.cpp).
+enum class CreationMeta : uint8_t { Default, NoGradMode, InferenceMode };
+
 // Autograd state of a tensor (TensorImpl::autograd), created when first needed.
 struct KILN_API AutogradMeta {
   Tensor grad;
@@ -92,6 +98,8 @@ struct KILN_API AutogradMeta {
   // node: a node holding it would close a cycle base -> CopySlices -> ... -> node -> base.
   Tensor view_base;
   std::vector<Node::Hook> hooks;            // leaf hooks (non-leaf hooks live on grad_fn)
+  CreationMeta creation_meta = CreationMeta::Default;  // views only
+  uint32_t creation_version = 0;            // the storage version when such a view was made
 };
 
 // Grad mode: whether operators record the graph on this thread.

@@ -42,6 +42,9 @@ namespace detail {
 struct LocalDispatchState {
   uint8_t included = 0;
   uint8_t excluded = 0;
+  // GradMode off (NoGradGuard, InferenceMode), which excludes Autograd too; unlike a layer's
+  // ExcludeDispatchKeyGuard (which also excludes it), it means views are made without history.
+  bool grad_mode_off = false;
   uint32_t autocast_device_types = 0;  // bit t: autocast enabled for device type t
 };
 KILN_API LocalDispatchState& local_dispatch_state();
@@ -105,6 +108,9 @@ class KILN_API OperatorBase {
   void set_backward_formula(const void* formula) { backward_ = formula; }
   // For an in-place variant ("add_"): the operator whose plugin kernel it runs ("add").
   const OperatorBase* functional() const { return functional_ ? functional_ : this; }
+  // Whether the operator writes its first argument in place: its schema marks it `Tensor(a!)`.
+  // See Note [Every in-place operator has an Autograd kernel] (core/src/autograd/inplace.cpp).
+  bool is_inplace() const { return inplace_; }
   void set_functional(const OperatorBase* op) { functional_ = op; }
 
  protected:
@@ -114,6 +120,7 @@ class KILN_API OperatorBase {
   const char* name_;
   const char* schema_;
   bool primitive_;
+  bool inplace_;
   bool optional_ = false;
   const OperatorBase* functional_ = nullptr;
   const void* backward_ = nullptr;
@@ -125,6 +132,23 @@ KILN_API const std::vector<OperatorBase*>& all_operators();
 KILN_API OperatorBase* find_operator(const std::string& name);
 
 namespace detail {
+
+// The checks every in-place operator makes before it writes `self` (an inference tensor outside
+// InferenceMode is refused), whatever layers are active.
+KILN_API void check_inplace_target(const OperatorBase& op, const Tensor& self);
+// The Autograd kernel of an in-place operator that has no derivative formula: it refuses to
+// write a tensor that requires grad (or from one), instead of keeping a stale history.
+[[noreturn]] KILN_API void throw_no_inplace_formula(const OperatorBase& op);
+
+template <class... Args>
+const Tensor* first_tensor(const Tensor& t, const Args&...) {
+  return &t;
+}
+inline const Tensor* first_tensor() { return nullptr; }
+template <class T, class... Args>
+const Tensor* first_tensor(const T&, const Args&... rest) {
+  return first_tensor(rest...);
+}
 
 inline uint8_t tensor_keys(const Tensor& t, uint32_t autocast_types) {
   if (!t.defined()) return 0;
@@ -175,10 +199,16 @@ class Operator<R(Args...)> final : public OperatorBase {
       : OperatorBase(name, schema, primitive) {
     kernels_[static_cast<int>(DispatchKey::Backend)] = backend;
     set_functional(functional);
+    if (is_inplace()) set_kernel(DispatchKey::Autograd, refuse_untracked_inplace);
   }
 
   // Dispatches a call: see the top of this file.
   R operator()(Args... args) const {
+    if (is_inplace()) [[unlikely]] {
+      if (const Tensor* self = detail::first_tensor(args...)) {
+        detail::check_inplace_target(*this, *self);
+      }
+    }
     const detail::LocalDispatchState& tls = detail::local_dispatch_state();
     uint8_t keys = (detail::arg_keys(args, tls.autocast_device_types) | ... | uint8_t{0});
     keys = static_cast<uint8_t>(((keys | tls.included) & ~tls.excluded & active_keys_) |
@@ -211,6 +241,10 @@ class Operator<R(Args...)> final : public OperatorBase {
   bool has_layer(DispatchKey key) const override { return kernels_[static_cast<int>(key)]; }
 
  private:
+  static R refuse_untracked_inplace(const Operator& op, Args...) {
+    detail::throw_no_inplace_formula(op);
+  }
+
   Kernel kernels_[kNumDispatchKeys] = {};
 };
 

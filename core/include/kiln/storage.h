@@ -29,6 +29,9 @@ class KILN_API Storage {
 
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // For core's factories: a tensor they just made and filled starts at version 0, as in PyTorch
+  // (the fill is not an in-place change a user made).
+  void reset_version() { version_.store(0, std::memory_order_relaxed); }
 
  private:
   void* data_ = nullptr;

@@ -110,6 +110,9 @@ class KILN_API Tensor {
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 
   bool requires_grad() const { return impl().requires_grad; }
+  // Made in InferenceMode (or a view of such a tensor): read-only outside it, never saved for
+  // backward.
+  bool is_inference() const { return impl().inference; }
   Tensor& set_requires_grad(bool requires_grad);
   Tensor& requires_grad_(bool requires_grad = true) { return set_requires_grad(requires_grad); }
 
@@ -307,9 +310,14 @@ class KILN_API Tensor {
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
   // Fills with values drawn uniformly from [from, to) / normally with mean and std, from the
-  // default generator; not recorded by autograd (as torch.nn.init's fills under no_grad).
+  // default generator. Like every in-place fill, the old value gets a zero gradient (PyTorch's
+  // UniformBackward0); initializers run them under NoGradGuard.
   Tensor& uniform_(double from = 0, double to = 1);
   Tensor& normal_(double mean = 0, double std = 1);
+  // Integers uniform in [from, to) (as doubles for floating tensors).
+  Tensor& random_(int64_t from, int64_t to);
+  // Integers uniform in [0, to).
+  Tensor& random_(int64_t to) { return random_(0, to); }
 
   // "tensor([[1., 2.],\n        [3., 4.]])", exactly as PyTorch prints it.
   std::string str() const;

@@ -115,6 +115,11 @@ void FunctionBase::record(const char* name, const std::shared_ptr<AutogradContex
     ctx->needs_input_grad_.push_back(needs);
     any = any || needs;
   }
+  // a tensor forward changed in place (maybe through its data pointer): its version moves on, so
+  // anything saved from it before is detected, as PyTorch's get_and_bump_dirty
+  for (const Tensor& in : inputs) {
+    if (in.defined() && ctx->dirty_.count(&in.impl())) in.storage()->bump_version();
+  }
   // an input returned unchanged is returned as an alias, so its own history stays intact
   for (Tensor& out : outputs) {
     if (!out.defined() || ctx->dirty_.count(&out.impl())) continue;

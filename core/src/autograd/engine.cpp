@@ -219,7 +219,9 @@ bool GradMode::is_enabled() {
 }
 
 void GradMode::set_enabled(bool enabled) {
-  uint8_t& excluded = kiln::detail::local_dispatch_state().excluded;
+  kiln::detail::LocalDispatchState& tls = kiln::detail::local_dispatch_state();
+  tls.grad_mode_off = !enabled;
+  uint8_t& excluded = tls.excluded;
   if (enabled) {
     excluded &= static_cast<uint8_t>(~key_bit(DispatchKey::Autograd));
   } else {
@@ -258,6 +260,9 @@ Edge gradient_edge(const Tensor& t) {
   if (m.is_view && m.grad_fn) refresh_view(t);  // See Note [In-place on views]
   if (m.grad_fn) return Edge{m.grad_fn, m.output_nr};
   if (!t.requires_grad()) return Edge{};
+  // a view made without recording: no gradient flows through it (See Note [Views made without
+  // recording])
+  if (m.creation_meta != CreationMeta::Default) return Edge{};
   std::shared_ptr<Node> acc = m.grad_accumulator.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(t);

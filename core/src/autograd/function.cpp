@@ -66,6 +66,11 @@ Tensor FunctionNode::saved(size_t slot) {
 }
 
 std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grads) {
+  // no gradient in, none out (as PyTorch's generated nodes): a custom function's backward that
+  // returned none for an input leaves that input's .grad() undefined
+  bool any = false;
+  for (const Tensor& g : grads) any = any || g.defined();
+  if (!any) return std::vector<Tensor>(next_edges().size());
   // a missing output gradient is zero
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined()) {
@@ -107,6 +112,7 @@ void record_simple(const char* name, const Tensor& x, const Tensor& out,
   if (node && view) {
     meta(out).is_view = true;
     meta(out).view_base = x;
+    meta(out).creation_meta = CreationMeta::Default;  // recorded after all
     node->is_view_node = true;
     node->view_version = out._version();
   }
@@ -125,9 +131,10 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
 
 void check_inplace(const Tensor& self, const char* op, bool rebases_views) {
   if (!GradMode::is_enabled() || !self.requires_grad()) return;
+  check_view_creation(self, /*indirect=*/false, op);
+  AutogradMeta* m = meta_if(self);
   KILN_CHECK(!self.is_leaf(), op, ": a leaf Variable that requires grad is being used in an ",
              "in-place operation.");
-  AutogradMeta* m = meta_if(self);
   if (m != nullptr && m->is_view && rebases_views) {
     check_view_inplace(self, op);
   } else if (m != nullptr && m->is_view) {

@@ -97,6 +97,13 @@ void check_view_inplace(const Tensor& self, const char* op);
 // rebases base's history onto a CopySlices node and makes self a view of the new base, up to
 // the root of a chain of views. Does nothing when base is undefined.
 void rebase_view(const Tensor& self, const Tensor& base);
+// See Note [Views made without recording] (inplace_view.cpp). Called by the view operators'
+// backends: makes view (of base) inherit base's inference flag and, when grad mode is off and
+// base requires grad, records how it was made.
+void note_unrecorded_view(const Tensor& base, const Tensor& view);
+// Throws PyTorch's error for such a view: changed in place itself by op (indirect false), or
+// its history asked for after its storage changed in place (indirect true).
+void check_view_creation(const Tensor& self, bool indirect, const char* op = nullptr);
 // Regenerates the history of a view whose storage changed in place since its grad_fn was made
 // (through its base or another view), as a view of its base's current history.
 void refresh_view(const Tensor& view);

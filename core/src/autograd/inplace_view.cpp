@@ -14,6 +14,16 @@
 // history when next used (refresh_view, from gradient_edge), as PyTorch regenerates them. Limits:
 // the root's elements must not overlap in memory (no expanded base); an in-place change of a
 // view of a leaf that requires grad is refused, as in PyTorch.
+//
+// Note [Views made without recording]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A view of a tensor that requires grad, made while grad mode is off (NoGradGuard) or in
+// InferenceMode, still views a tensor in the graph: as in PyTorch it requires grad, remembers its
+// base and how it was made (AutogradMeta::creation_meta), has no grad_fn and passes no gradient.
+// Changing it in place with grad mode on is refused (the change could not be recorded on the
+// base), and so is asking for its history after its base (or another view) changed in place.
+// Inside InferenceMode a view of a normal tensor is a normal tensor, not an inference tensor;
+// a view of an inference tensor is one.
 #include "function.h"
 
 #include "../tensor_internal.h"
@@ -21,6 +31,46 @@
 #include <kiln/error.h>
 
 namespace kiln::autograd::detail {
+
+using kiln::detail::str;
+
+namespace {
+
+[[noreturn]] void throw_view_rebase(const AutogradMeta& m, bool indirect, const char* op) {
+  const char* what = indirect ? "its base or another view of its base has been"
+                              : "is being";
+  const char* block = m.creation_meta == CreationMeta::InferenceMode ? "inference_mode"
+                                                                      : "no_grad";
+  std::string head = m.creation_meta == CreationMeta::InferenceMode
+                         ? str("A view was created in inference mode and ", what,
+                               " modified inplace in normal mode.")
+                         : str("A view was created in no_grad mode and ", what,
+                               " modified inplace with grad mode enabled.");
+  throw Error(str(op != nullptr ? op : "", op != nullptr ? ": " : "", head, " Given that this use case is ambiguous and error-prone, it is ",
+                  "forbidden. You can clarify your code by moving both the view and the inplace ",
+                  "either both inside the ", block, " block (if you don't want the inplace to ",
+                  "be tracked) or both outside (if you want the inplace to be tracked)."));
+}
+
+}  // namespace
+
+void note_unrecorded_view(const Tensor& base, const Tensor& view) {
+  const bool inference = InferenceMode::is_enabled();
+  if (!inference && !kiln::detail::local_dispatch_state().grad_mode_off) return;
+  if (!base.requires_grad()) return;
+  AutogradMeta& m = meta(view);
+  m.creation_meta = inference ? CreationMeta::InferenceMode : CreationMeta::NoGradMode;
+  m.creation_version = view._version();
+  m.is_view = true;
+  m.view_base = base;
+  view.impl().requires_grad = true;
+}
+
+void check_view_creation(const Tensor& self, bool indirect, const char* op) {
+  AutogradMeta* m = meta_if(self);
+  if (m == nullptr || m->creation_meta == CreationMeta::Default || m->grad_fn) return;
+  if (!indirect || m->creation_version != self._version()) throw_view_rebase(*m, indirect, op);
+}
 
 Tensor view_base_of(const Tensor& self) {
   AutogradMeta* m = meta_if(self);

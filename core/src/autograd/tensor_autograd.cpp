@@ -1,4 +1,6 @@
 // Tensor's autograd methods.
+#include "function.h"
+
 #include "../tensor_internal.h"
 
 #include <kiln/autograd.h>
@@ -7,11 +9,69 @@ namespace kiln {
 
 using autograd::detail::meta;
 using autograd::detail::meta_if;
+using detail::str;
+
+namespace {
+
+// Why the last .grad() this thread read had no gradient, for the error of using it: an undefined
+// tensor carries nothing, so the reason is kept beside it.
+struct MissingGrad {
+  bool set = false;
+  DimVector sizes;
+  ScalarType dtype = kFloat;
+  enum class Why { NoRequiresGrad, NotLeaf, NotReached } why = Why::NotReached;
+};
+thread_local MissingGrad t_missing_grad;
+
+void note_missing_grad(const Tensor& t) {
+  MissingGrad& m = t_missing_grad;
+  m.set = true;
+  m.sizes = DimVector(t.sizes());
+  m.dtype = t.dtype();
+  if (!t.requires_grad()) {
+    m.why = MissingGrad::Why::NoRequiresGrad;
+  } else if (!t.is_leaf() && !t.retains_grad()) {
+    m.why = MissingGrad::Why::NotLeaf;
+  } else {
+    m.why = MissingGrad::Why::NotReached;
+  }
+}
+
+}  // namespace
+
+void detail::throw_undefined_tensor() {
+  std::string message = "undefined tensor: this Tensor has no value (default-constructed, or a "
+                        "gradient that does not exist)";
+  const MissingGrad& m = t_missing_grad;
+  if (m.set) {
+    const char* why = "";
+    switch (m.why) {
+      case MissingGrad::Why::NoRequiresGrad:
+        why = "it does not require grad: call requires_grad_() on it (or make it with "
+              "TensorOptions().requires_grad(true)) before the computation";
+        break;
+      case MissingGrad::Why::NotLeaf:
+        why = "it is not a leaf: backward() fills .grad() of leaves only; call retain_grad() "
+              "on it before backward() to keep its gradient";
+        break;
+      case MissingGrad::Why::NotReached:
+        why = "no backward() has reached it yet (not called yet, the tensor is not part of the "
+              "graph backward() ran on, or zero_grad() reset its gradient to undefined)";
+        break;
+    }
+    message += str(". If it came from .grad(): the last .grad() read on this thread without a ",
+                   "gradient was of a ", dtype_name(m.dtype), IntArrayRef(m.sizes), " tensor, ",
+                   "and ", why);
+  }
+  throw Error(message);
+}
 
 const Tensor& Tensor::grad() const {
   static const Tensor undefined;
   autograd::AutogradMeta* m = meta_if(*this);
-  return m != nullptr ? m->grad : undefined;
+  if (m != nullptr && m->grad.defined()) return m->grad;
+  note_missing_grad(*this);
+  return undefined;
 }
 
 Tensor& Tensor::mutable_grad() { return meta(*this).grad; }
@@ -44,6 +104,7 @@ Tensor& Tensor::detach_() {
     m->output_nr = 0;
     m->is_view = false;
     m->view_base = Tensor();
+    m->creation_meta = autograd::CreationMeta::Default;
   }
   impl().requires_grad = false;
   return *this;
@@ -79,7 +140,9 @@ bool Tensor::is_leaf() const {
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   static const std::shared_ptr<autograd::Node> none;
   autograd::AutogradMeta* m = meta_if(*this);
-  return m != nullptr ? m->grad_fn : none;
+  if (m == nullptr) return none;
+  autograd::detail::check_view_creation(*this, /*indirect=*/true);  // Note [Views made without recording]
+  return m->grad_fn;
 }
 
 uint32_t Tensor::output_nr() const {

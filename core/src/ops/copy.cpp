@@ -1,7 +1,7 @@
 // copy_ and fill_ (primitives), and the conversions built on them: to, clone, contiguous.
 #include "elementwise.h"
 
-#include "../autograd/function.h"
+#include "../autograd/inplace.h"
 
 #include "../runtime.h"
 
@@ -101,6 +101,7 @@ Tensor& Tensor::fill_(const Scalar& value) {
 Tensor Tensor::clone() const {
   Tensor out = detail::empty_tensor(sizes(), dtype(), device());
   out.copy_(*this);
+  out.storage()->reset_version();
   return out;
 }
 
@@ -113,12 +114,15 @@ Tensor Tensor::to(Device device, ScalarType dtype, bool copy) const {
   if (!copy && here == device && this->dtype() == dtype) return *this;
   Tensor out = detail::empty_tensor(sizes(), dtype, device);
   out.copy_(*this);
+  out.storage()->reset_version();
   return out;
 }
 
 Tensor Tensor::to(Device device, bool copy) const { return to(device, dtype(), copy); }
 Tensor Tensor::to(ScalarType dtype, bool copy) const { return to(device(), dtype, copy); }
 Tensor Tensor::to(const TensorOptions& options, bool copy) const {
+  KILN_CHECK(!options.requires_grad(), "to(options) expects unset requires_grad flag, but got ",
+             "options.requires_grad set as true; call requires_grad_() on the result instead");
   return to(options.device_opt().value_or(device()), options.dtype_or(dtype()), copy);
 }
 
@@ -159,6 +163,8 @@ Tensor copy_autograd(const CopyOp& op, const Tensor& self, const Tensor& src) {
 
 const bool copy_backward_registered = [] {
   copy_op.set_kernel(DispatchKey::Autograd, copy_autograd);
+  fill_op.set_kernel(DispatchKey::Autograd,
+                     autograd::detail::overwrite_kernel<FillOp, const Scalar&>);
   return true;
 }();
 

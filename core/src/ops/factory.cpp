@@ -7,7 +7,10 @@
 namespace kiln {
 namespace {
 
+// A factory's result: at version 0 whatever filled it (as in PyTorch, a new tensor's version
+// counts the in-place changes made to it since), requiring grad when asked.
 Tensor finish(Tensor t, const TensorOptions& options) {
+  t.storage()->reset_version();
   if (options.requires_grad()) t.requires_grad_();
   return t;
 }

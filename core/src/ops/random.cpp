@@ -3,6 +3,8 @@
 // call reserves one offset per element, so results do not depend on the device or on threads.
 #include "elementwise.h"
 
+#include "../autograd/inplace.h"
+
 #include <mutex>
 
 namespace kiln {
@@ -75,6 +77,17 @@ UniformOp normal__op("normal_", "normal_(Tensor(a!) self, float mean=0, float st
 RandomOp random__op("random_", "random_(Tensor(a!) self, int from, int to) -> Tensor(a!)",
                     random_backend);
 
+namespace {
+
+const bool random_backwards_registered = [] {
+  using autograd::detail::overwrite_kernel;
+  uniform__op.set_kernel(DispatchKey::Autograd, overwrite_kernel<UniformOp, double, double>);
+  normal__op.set_kernel(DispatchKey::Autograd, overwrite_kernel<UniformOp, double, double>);
+  random__op.set_kernel(DispatchKey::Autograd, overwrite_kernel<RandomOp, int64_t, int64_t>);
+  return true;
+}();
+
+}  // namespace
 }  // namespace detail
 
 void manual_seed(uint64_t seed) {
@@ -96,21 +109,29 @@ Tensor& Tensor::normal_(double mean, double std) {
   return *this;
 }
 
+Tensor& Tensor::random_(int64_t from, int64_t to) {
+  detail::random__op(*this, from, to);
+  return *this;
+}
+
 Tensor rand(IntArrayRef sizes, const TensorOptions& options) {
   Tensor t = empty(sizes, options.requires_grad(false));
   detail::uniform__op(t, 0.0, 1.0);
+  t.storage()->reset_version();  // a new tensor is at version 0
   return options.requires_grad() ? t.requires_grad_() : t;
 }
 
 Tensor randn(IntArrayRef sizes, const TensorOptions& options) {
   Tensor t = empty(sizes, options.requires_grad(false));
   detail::normal__op(t, 0.0, 1.0);
+  t.storage()->reset_version();
   return options.requires_grad() ? t.requires_grad_() : t;
 }
 
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& options) {
   Tensor t = empty(sizes, options.dtype(options.dtype_or(kLong)));
   detail::random__op(t, low, high);
+  t.storage()->reset_version();
   return t;
 }
 

@@ -19,6 +19,13 @@ using SliceOp = Operator<Tensor(const Tensor&, int64_t, std::optional<int64_t>,
                                 std::optional<int64_t>, int64_t)>;
 using StridedOp = Operator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, int64_t)>;
 
+// The result of a view operator: a view of x's storage. See Note [Views made without recording].
+Tensor view_of(const Tensor& x, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  Tensor v = make_view(x, sizes, strides, offset);
+  autograd::detail::note_unrecorded_view(x, v);
+  return v;
+}
+
 // Sizes with one -1 inferred; ValueError when numel does not match.
 DimVector infer_size(const char* op, IntArrayRef sizes, int64_t numel) {
   DimVector out(sizes);
@@ -80,13 +87,13 @@ Tensor view_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
   KILN_CHECK_VALUE(strides.has_value(), op.name(), ": view size is not compatible with input ",
                    "tensor's size and stride (at least one dimension spans across two ",
                    "contiguous subspaces). Use .reshape(...) instead.");
-  return make_view(x, shape, *strides, x.storage_offset());
+  return view_of(x, shape, *strides, x.storage_offset());
 }
 
 Tensor reshape_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
   DimVector shape = infer_size(op.name(), sizes, x.numel());
   auto strides = view_strides(x.sizes(), x.strides(), shape);
-  if (strides) return make_view(x, shape, *strides, x.storage_offset());
+  if (strides) return view_of(x, shape, *strides, x.storage_offset());
   return x.clone().view(shape);
 }
 
@@ -113,7 +120,7 @@ Tensor expand_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
     out_sizes[i] = want;
     out_strides[i] = have == want ? x.strides()[i - lead] : 0;
   }
-  return make_view(x, out_sizes, out_strides, x.storage_offset());
+  return view_of(x, out_sizes, out_strides, x.storage_offset());
 }
 
 Tensor permute_backend(const ViewOp& op, const Tensor& x, IntArrayRef dims) {
@@ -129,17 +136,17 @@ Tensor permute_backend(const ViewOp& op, const Tensor& x, IntArrayRef dims) {
     sizes[i] = x.sizes()[d];
     strides[i] = x.strides()[d];
   }
-  return make_view(x, sizes, strides, x.storage_offset());
+  return view_of(x, sizes, strides, x.storage_offset());
 }
 
 Tensor transpose_backend(const DimsOp& op, const Tensor& x, int64_t d0, int64_t d1) {
-  if (x.dim() == 0) return make_view(x, {}, {}, x.storage_offset());
+  if (x.dim() == 0) return view_of(x, {}, {}, x.storage_offset());
   d0 = wrap_dim(d0, x.dim(), op.name());
   d1 = wrap_dim(d1, x.dim(), op.name());
   DimVector sizes(x.sizes()), strides(x.strides());
   std::swap(sizes[d0], sizes[d1]);
   std::swap(strides[d0], strides[d1]);
-  return make_view(x, sizes, strides, x.storage_offset());
+  return view_of(x, sizes, strides, x.storage_offset());
 }
 
 Tensor narrow_backend(const NarrowOp& op, const Tensor& x, int64_t dim, int64_t start,
@@ -154,7 +161,7 @@ Tensor narrow_backend(const NarrowOp& op, const Tensor& x, int64_t dim, int64_t 
                    ") + length (", length, ") exceeds dimension size (", size, ").");
   DimVector sizes(x.sizes());
   sizes[dim] = length;
-  return make_view(x, sizes, x.strides(), x.storage_offset() + start * x.strides()[dim]);
+  return view_of(x, sizes, x.strides(), x.storage_offset() + start * x.strides()[dim]);
 }
 
 Tensor slice_backend(const SliceOp& op, const Tensor& x, int64_t dim, std::optional<int64_t> start,
@@ -173,7 +180,7 @@ Tensor slice_backend(const SliceOp& op, const Tensor& x, int64_t dim, std::optio
   DimVector sizes(x.sizes()), strides(x.strides());
   sizes[dim] = length;
   strides[dim] *= step;
-  return make_view(x, sizes, strides, x.storage_offset() + s * x.strides()[dim]);
+  return view_of(x, sizes, strides, x.storage_offset() + s * x.strides()[dim]);
 }
 
 Tensor as_strided_backend(const StridedOp& op, const Tensor& x, IntArrayRef sizes,
@@ -189,7 +196,7 @@ Tensor as_strided_backend(const StridedOp& op, const Tensor& x, IntArrayRef size
   KILN_CHECK_VALUE(product(sizes) == 0 || last < capacity, op.name(), ": setStorage: sizes ",
                    sizes, ", strides ", strides, " and storage offset ", offset,
                    " need more elements than the storage holds (", capacity, ")");
-  return make_view(x, sizes, strides, offset);
+  return view_of(x, sizes, strides, offset);
 }
 
 Tensor unsqueeze_backend(const DimOp& op, const Tensor& x, int64_t dim) {
@@ -198,17 +205,17 @@ Tensor unsqueeze_backend(const DimOp& op, const Tensor& x, int64_t dim) {
   int64_t stride = dim < x.dim() ? x.sizes()[dim] * x.strides()[dim] : 1;
   sizes.insert(static_cast<size_t>(dim), 1);
   strides.insert(static_cast<size_t>(dim), stride);
-  return make_view(x, sizes, strides, x.storage_offset());
+  return view_of(x, sizes, strides, x.storage_offset());
 }
 
 Tensor squeeze_dim_backend(const DimOp& op, const Tensor& x, int64_t dim) {
-  if (x.dim() == 0) return make_view(x, {}, {}, x.storage_offset());
+  if (x.dim() == 0) return view_of(x, {}, {}, x.storage_offset());
   dim = wrap_dim(dim, x.dim(), op.name());
-  if (x.sizes()[dim] != 1) return make_view(x, x.sizes(), x.strides(), x.storage_offset());
+  if (x.sizes()[dim] != 1) return view_of(x, x.sizes(), x.strides(), x.storage_offset());
   DimVector sizes(x.sizes()), strides(x.strides());
   sizes.erase(static_cast<size_t>(dim));
   strides.erase(static_cast<size_t>(dim));
-  return make_view(x, sizes, strides, x.storage_offset());
+  return view_of(x, sizes, strides, x.storage_offset());
 }
 
 using UnaryViewOp = Operator<Tensor(const Tensor&)>;
@@ -219,7 +226,7 @@ Tensor squeeze_backend(const UnaryViewOp&, const Tensor& x) {
     sizes.push_back(x.sizes()[d]);
     strides.push_back(x.strides()[d]);
   }
-  return make_view(x, sizes, strides, x.storage_offset());
+  return view_of(x, sizes, strides, x.storage_offset());
 }
 
 Tensor select_backend_impl(const DimsOp& op, const Tensor& x, int64_t dim, int64_t index) {
@@ -232,7 +239,7 @@ Tensor select_backend_impl(const DimsOp& op, const Tensor& x, int64_t dim, int64
   DimVector sizes(x.sizes()), strides(x.strides());
   sizes.erase(static_cast<size_t>(dim));
   strides.erase(static_cast<size_t>(dim));
-  return make_view(x, sizes, strides, x.storage_offset() + index * x.strides()[dim]);
+  return view_of(x, sizes, strides, x.storage_offset() + index * x.strides()[dim]);
 }
 
 }  // namespace
