@@ -1,0 +1,187 @@
+#include "png_image.h"
+
+#include <kiln/error.h>
+#include <kiln/kiln.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#ifdef KILN_EXAMPLE_PNG
+#include <png.h>
+#endif
+
+namespace example_image {
+
+Image::Image(int64_t width, int64_t height, Rgb background) : width_(width), height_(height) {
+  KILN_CHECK_VALUE(width > 0 && height > 0, "Image: size ", width, "x", height,
+                   " is not positive");
+  int64_t pixels = 0, bytes = 0;
+  KILN_CHECK_VALUE(!__builtin_mul_overflow(width, height, &pixels) &&
+                       !__builtin_mul_overflow(pixels, int64_t{3}, &bytes),
+                   "Image: size ", width, "x", height, " overflows");
+  pixels_.resize(static_cast<size_t>(bytes));
+  for (int64_t i = 0; i < pixels; ++i) {
+    pixels_[static_cast<size_t>(3 * i)] = background.r;
+    pixels_[static_cast<size_t>(3 * i + 1)] = background.g;
+    pixels_[static_cast<size_t>(3 * i + 2)] = background.b;
+  }
+}
+
+Rgb Image::at(int64_t x, int64_t y) const {
+  KILN_CHECK_INDEX(x >= 0 && x < width_ && y >= 0 && y < height_, "Image::at: (", x, ", ", y,
+                   ") is outside ", width_, "x", height_);
+  size_t i = static_cast<size_t>(3 * (y * width_ + x));
+  return {pixels_[i], pixels_[i + 1], pixels_[i + 2]};
+}
+
+void Image::set(int64_t x, int64_t y, Rgb colour) {
+  if (x < 0 || x >= width_ || y < 0 || y >= height_) return;
+  size_t i = static_cast<size_t>(3 * (y * width_ + x));
+  pixels_[i] = colour.r;
+  pixels_[i + 1] = colour.g;
+  pixels_[i + 2] = colour.b;
+}
+
+void Image::fill(int64_t x, int64_t y, int64_t w, int64_t h, Rgb colour) {
+  for (int64_t row = std::max<int64_t>(y, 0); row < std::min(y + h, height_); ++row) {
+    for (int64_t col = std::max<int64_t>(x, 0); col < std::min(x + w, width_); ++col) {
+      set(col, row, colour);
+    }
+  }
+}
+
+void Image::line(double x0, double y0, double x1, double y1, Rgb colour, int thickness) {
+  // Points every half pixel along the segment, each a thickness x thickness square.
+  double length = std::hypot(x1 - x0, y1 - y0);
+  int64_t points = static_cast<int64_t>(std::ceil(length * 2)) + 1;
+  for (int64_t i = 0; i <= points; ++i) {
+    double t = static_cast<double>(i) / static_cast<double>(points);
+    int64_t x = std::llround(x0 + t * (x1 - x0)) - thickness / 2;
+    int64_t y = std::llround(y0 + t * (y1 - y0)) - thickness / 2;
+    fill(x, y, thickness, thickness, colour);
+  }
+}
+
+void Image::draw_grey(const kiln::Tensor& values, int64_t x, int64_t y) {
+  KILN_CHECK_VALUE(values.dim() == 2, "Image::draw_grey: expected a [H, W] tensor, got ",
+                   values.sizes());
+  kiln::Tensor grey = kiln::clamp(values.to(kiln::kFloat).cpu(), 0.0, 1.0).contiguous();
+  const float* data = grey.data_ptr<float>();
+  int64_t h = grey.size(0), w = grey.size(1);
+  for (int64_t row = 0; row < h; ++row) {
+    for (int64_t col = 0; col < w; ++col) {
+      auto level = static_cast<uint8_t>(data[row * w + col] * 255.0f + 0.5f);
+      set(x + col, y + row, {level, level, level});
+    }
+  }
+}
+
+bool png_available() {
+#ifdef KILN_EXAMPLE_PNG
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef KILN_EXAMPLE_PNG
+namespace {
+
+// libpng's part, apart so that setjmp's frame holds no C++ objects. Returns the error or null.
+const char* write_rows(std::FILE* file, png_bytep* rows, int64_t width, int64_t height) {
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png != nullptr ? png_create_info_struct(png) : nullptr;
+  if (png == nullptr || info == nullptr) {
+    png_destroy_write_struct(&png, &info);
+    return "libpng could not start (out of memory)";
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    return "libpng failed while writing";
+  }
+  png_init_io(png, file);
+  png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), 8,
+               PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  png_write_image(png, rows);
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return nullptr;
+}
+
+}  // namespace
+#endif
+
+void Image::write_png(const std::string& path) const {
+#ifdef KILN_EXAMPLE_PNG
+  KILN_CHECK_VALUE(width_ <= int64_t{0x7fffffff} && height_ <= int64_t{0x7fffffff},
+                   "Image::write_png: ", path, ": size ", width_, "x", height_,
+                   " is beyond PNG's limit");
+  std::vector<png_bytep> rows(static_cast<size_t>(height_));
+  for (int64_t y = 0; y < height_; ++y) {
+    rows[static_cast<size_t>(y)] =
+        const_cast<png_bytep>(&pixels_[static_cast<size_t>(3 * y * width_)]);
+  }
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  KILN_CHECK(file != nullptr, "Image::write_png: cannot create ", path, ": ",
+             std::strerror(errno), " (is its folder there and writable?)");
+  const char* error = write_rows(file, rows.data(), width_, height_);
+  bool written = std::ferror(file) == 0;
+  bool closed = std::fclose(file) == 0;
+  KILN_CHECK(error == nullptr, "Image::write_png: ", path, ": ", error);
+  KILN_CHECK(written && closed, "Image::write_png: ", path, ": write failed (disk full?)");
+#else
+  KILN_CHECK(false, "Image::write_png: ", path, ": the examples were built without libpng "
+             "(apt-get install libpng-dev, then configure again)");
+#endif
+}
+
+Image side_by_side(const std::vector<kiln::Tensor>& panels, int64_t gap, Rgb gap_colour) {
+  KILN_CHECK_VALUE(!panels.empty(), "side_by_side: no panels");
+  KILN_CHECK_VALUE(gap >= 0, "side_by_side: gap ", gap, " is negative");
+  int64_t h = panels[0].size(0), w = panels[0].size(1);
+  for (const kiln::Tensor& p : panels) {
+    KILN_CHECK_VALUE(p.dim() == 2 && p.size(0) == h && p.size(1) == w,
+                     "side_by_side: panels must all be [", h, ", ", w, "], got ", p.sizes());
+  }
+  auto n = static_cast<int64_t>(panels.size());
+  Image image(n * w + (n - 1) * gap, h, gap_colour);
+  for (int64_t i = 0; i < n; ++i) image.draw_grey(panels[static_cast<size_t>(i)], i * (w + gap), 0);
+  return image;
+}
+
+Image line_chart(const std::vector<Series>& series, int64_t width, int64_t height, double y_max,
+                 double y_grid) {
+  KILN_CHECK_VALUE(y_max > 0 && y_grid > 0, "line_chart: y_max ", y_max, " and y_grid ", y_grid,
+                   " must be positive");
+  const Rgb white{255, 255, 255}, grid{215, 215, 215}, black{0, 0, 0};
+  Image image(width, height, white);
+  const int64_t margin = 12;
+  double left = margin, right = static_cast<double>(width - margin);
+  double top = margin, bottom = static_cast<double>(height - margin);
+  size_t longest = 2;
+  for (const Series& s : series) longest = std::max(longest, s.y.size());
+  auto to_x = [&](size_t i) {
+    return left + (right - left) * static_cast<double>(i) / static_cast<double>(longest - 1);
+  };
+  auto to_y = [&](double v) {
+    return bottom - (bottom - top) * std::clamp(v / y_max, 0.0, 1.0);
+  };
+  for (double v = y_grid; v <= y_max * (1 + 1e-9); v += y_grid) {
+    image.line(left, to_y(v), right, to_y(v), grid);
+  }
+  for (const Series& s : series) {
+    for (size_t i = 1; i < s.y.size(); ++i) {
+      image.line(to_x(i - 1), to_y(s.y[i - 1]), to_x(i), to_y(s.y[i]), s.colour, 2);
+    }
+  }
+  image.line(left, top, left, bottom, black);
+  image.line(left, bottom, right, bottom, black);
+  return image;
+}
+
+}  // namespace example_image
