@@ -181,8 +181,10 @@ int main(int argc, char** argv) {
       run_training_demo(options, device);
     }
   } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (what.rfind("kiln-demo: ", 0) == 0) what.erase(0, std::strlen("kiln-demo: "));
     std::fflush(stdout);
-    std::fprintf(stderr, "\nkiln-demo: error: %s\n", e.what());
+    std::fprintf(stderr, "\nkiln-demo: error: %s\n", what.c_str());
     return 1;
   }
   return 0;

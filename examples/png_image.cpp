@@ -149,7 +149,10 @@ Image side_by_side(const std::vector<kiln::Tensor>& panels, int64_t gap, Rgb gap
                      "side_by_side: panels must all be [", h, ", ", w, "], got ", p.sizes());
   }
   auto n = static_cast<int64_t>(panels.size());
-  Image image(n * w + (n - 1) * gap, h, gap_colour);
+  int64_t width = 0;
+  KILN_CHECK_VALUE(!__builtin_mul_overflow(n, w + gap, &width), "side_by_side: ", n,
+                   " panels of width ", w, " overflow");
+  Image image(width - gap, h, gap_colour);
   for (int64_t i = 0; i < n; ++i) image.draw_grey(panels[static_cast<size_t>(i)], i * (w + gap), 0);
   return image;
 }
