@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     }
     panels.push_back(targets.cpu().squeeze());
     if (!png.empty() && example_image::png_available()) {
-      example_image::side_by_side(panels, 4, {255, 255, 255}).write_png(png);
+      example_image::side_by_side(panels, {}, 4, {255, 255, 255}).write_png(png);
       std::printf("wrote %s (%s, target)\n", png.c_str(),
                   mode == "both" ? "float32, autocast" : mode.c_str());
     } else if (!png.empty()) {

@@ -122,10 +122,10 @@ void write_loss_chart(const TrainingRun& fp32, const TrainingRun& mixed, const s
   const example_image::Rgb blue{31, 119, 180}, orange{255, 127, 14};
   const example_image::Rgb pale_blue{165, 200, 225}, pale_orange{255, 205, 160};
   double top = chart_top(fp32.losses, mixed.losses);
-  example_image::line_chart({{fp32.losses, pale_blue},
-                             {mixed.losses, pale_orange},
-                             {moving_average(fp32.losses, 20), blue},
-                             {moving_average(mixed.losses, 20), orange}},
+  example_image::line_chart({{fp32.losses, pale_blue, ""},
+                             {mixed.losses, pale_orange, ""},
+                             {moving_average(fp32.losses, 20), blue, "float32"},
+                             {moving_average(mixed.losses, 20), orange, "autocast"}},
                             720, 300, top, 0.05)
       .write_png(path);
   std::printf("  wrote %s: training loss per step from 0 to %.1f (grid lines every 0.05), "
@@ -198,7 +198,8 @@ void run_training_demo(const DemoOptions& options, kiln::Device device) {
               picture_loss(fp32_picture), picture_loss(mixed_picture));
   if (example_image::png_available()) {
     std::string learned = (out / "learned.png").string(), loss = (out / "loss.png").string();
-    example_image::side_by_side({fp32_picture, mixed_picture, target}, 6, {70, 110, 200})
+    example_image::side_by_side({fp32_picture, mixed_picture, target},
+                                {"float32", "autocast", "target"}, 6, {70, 110, 200})
         .write_png(learned);
     std::printf("  wrote %s: float32 | autocast | target\n", learned.c_str());
     write_loss_chart(fp32, mixed, loss);

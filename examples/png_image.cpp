@@ -4,6 +4,7 @@
 #include <kiln/kiln.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,52 @@
 #endif
 
 namespace example_image {
+
+namespace {
+
+// 5x7 glyphs, rows top to bottom, '#' drawn.
+struct Glyph {
+  char c;
+  const char* rows[7];
+};
+constexpr Glyph kFont[] = {
+    {' ', {".....", ".....", ".....", ".....", ".....", ".....", "....."}},
+    {'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
+    {'0', {".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."}},
+    {'1', {"..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."}},
+    {'2', {".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"}},
+    {'3', {"#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."}},
+    {'4', {"...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."}},
+    {'5', {"#####", "#....", "####.", "....#", "....#", "#...#", ".###."}},
+    {'6', {"..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."}},
+    {'7', {"#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."}},
+    {'8', {".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."}},
+    {'9', {".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."}},
+    {'A', {".###.", "#...#", "#...#", "#####", "#...#", "#...#", "#...#"}},
+    {'C', {".###.", "#...#", "#....", "#....", "#....", "#...#", ".###."}},
+    {'E', {"#####", "#....", "#....", "####.", "#....", "#....", "#####"}},
+    {'F', {"#####", "#....", "#....", "####.", "#....", "#....", "#...."}},
+    {'G', {".###.", "#...#", "#....", "#.###", "#...#", "#...#", ".####"}},
+    {'L', {"#....", "#....", "#....", "#....", "#....", "#....", "#####"}},
+    {'O', {".###.", "#...#", "#...#", "#...#", "#...#", "#...#", ".###."}},
+    {'P', {"####.", "#...#", "#...#", "####.", "#....", "#....", "#...."}},
+    {'R', {"####.", "#...#", "#...#", "####.", "#.#..", "#..#.", "#...#"}},
+    {'S', {".####", "#....", "#....", ".###.", "....#", "....#", "####."}},
+    {'T', {"#####", "..#..", "..#..", "..#..", "..#..", "..#..", "..#.."}},
+    {'U', {"#...#", "#...#", "#...#", "#...#", "#...#", "#...#", ".###."}},
+};
+
+const Glyph& glyph(char c) {
+  char upper = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const Glyph& g : kFont) {
+    if (g.c == upper) return g;
+  }
+  throw kiln::ValueError(kiln::detail::str("Image::text: no glyph for '", c,
+                                           "' (digits, '.', ' ', and the letters of "
+                                           "\"float32 autocast target loss step\")"));
+}
+
+}  // namespace
 
 Image::Image(int64_t width, int64_t height, Rgb background) : width_(width), height_(height) {
   KILN_CHECK_VALUE(width > 0 && height > 0, "Image: size ", width, "x", height,
@@ -79,6 +126,22 @@ void Image::draw_grey(const kiln::Tensor& values, int64_t x, int64_t y) {
   }
 }
 
+void Image::text(int64_t x, int64_t y, const std::string& text, Rgb colour, int scale) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const Glyph& g = glyph(text[i]);
+    int64_t left = x + static_cast<int64_t>(i) * 6 * scale;
+    for (int64_t row = 0; row < 7; ++row) {
+      for (int64_t col = 0; col < 5; ++col) {
+        if (g.rows[row][col] == '#') fill(left + col * scale, y + row * scale, scale, scale, colour);
+      }
+    }
+  }
+}
+
+int64_t text_width(const std::string& text, int scale) {
+  return text.empty() ? 0 : static_cast<int64_t>(text.size()) * 6 * scale - scale;
+}
+
 bool png_available() {
 #ifdef KILN_EXAMPLE_PNG
   return true;
@@ -140,8 +203,11 @@ void Image::write_png(const std::string& path) const {
 #endif
 }
 
-Image side_by_side(const std::vector<kiln::Tensor>& panels, int64_t gap, Rgb gap_colour) {
+Image side_by_side(const std::vector<kiln::Tensor>& panels, const std::vector<std::string>& labels,
+                   int64_t gap, Rgb gap_colour) {
   KILN_CHECK_VALUE(!panels.empty(), "side_by_side: no panels");
+  KILN_CHECK_VALUE(labels.empty() || labels.size() == panels.size(), "side_by_side: ",
+                   labels.size(), " labels for ", panels.size(), " panels");
   KILN_CHECK_VALUE(gap >= 0, "side_by_side: gap ", gap, " is negative");
   int64_t h = panels[0].size(0), w = panels[0].size(1);
   for (const kiln::Tensor& p : panels) {
@@ -152,8 +218,15 @@ Image side_by_side(const std::vector<kiln::Tensor>& panels, int64_t gap, Rgb gap
   int64_t width = 0;
   KILN_CHECK_VALUE(!__builtin_mul_overflow(n, w + gap, &width), "side_by_side: ", n,
                    " panels of width ", w, " overflow");
-  Image image(width - gap, h, gap_colour);
-  for (int64_t i = 0; i < n; ++i) image.draw_grey(panels[static_cast<size_t>(i)], i * (w + gap), 0);
+  const int64_t band = labels.empty() ? 0 : 24;  // the labels' strip, 2x font with margins
+  Image image(width - gap, h + band, gap_colour);
+  for (int64_t i = 0; i < n; ++i) {
+    image.draw_grey(panels[static_cast<size_t>(i)], i * (w + gap), band);
+    if (band > 0) {
+      image.fill(i * (w + gap), 0, w, band, {255, 255, 255});
+      image.text(i * (w + gap) + 4, 5, labels[static_cast<size_t>(i)], {0, 0, 0}, 2);
+    }
+  }
   return image;
 }
 
@@ -163,9 +236,8 @@ Image line_chart(const std::vector<Series>& series, int64_t width, int64_t heigh
                    " must be positive");
   const Rgb white{255, 255, 255}, grid{215, 215, 215}, black{0, 0, 0};
   Image image(width, height, white);
-  const int64_t margin = 12;
-  double left = margin, right = static_cast<double>(width - margin);
-  double top = margin, bottom = static_cast<double>(height - margin);
+  double left = 40, right = static_cast<double>(width - 12);
+  double top = 30, bottom = static_cast<double>(height - 20);
   size_t longest = 2;
   for (const Series& s : series) longest = std::max(longest, s.y.size());
   auto to_x = [&](size_t i) {
@@ -174,8 +246,13 @@ Image line_chart(const std::vector<Series>& series, int64_t width, int64_t heigh
   auto to_y = [&](double v) {
     return bottom - (bottom - top) * std::clamp(v / y_max, 0.0, 1.0);
   };
-  for (double v = y_grid; v <= y_max * (1 + 1e-9); v += y_grid) {
-    image.line(left, to_y(v), right, to_y(v), grid);
+  char number[32];
+  for (int64_t k = 0; static_cast<double>(k) * y_grid <= y_max * (1 + 1e-9); ++k) {
+    double v = static_cast<double>(k) * y_grid, y = to_y(v);
+    if (k > 0) image.line(left, y, right, y, grid);
+    std::snprintf(number, sizeof number, "%.2f", v);
+    image.text(static_cast<int64_t>(left) - 4 - text_width(number), std::llround(y) - 3, number,
+               black);
   }
   for (const Series& s : series) {
     for (size_t i = 1; i < s.y.size(); ++i) {
@@ -184,6 +261,19 @@ Image line_chart(const std::vector<Series>& series, int64_t width, int64_t heigh
   }
   image.line(left, top, left, bottom, black);
   image.line(left, bottom, right, bottom, black);
+  std::snprintf(number, sizeof number, "step %zu", longest - 1);
+  image.text(static_cast<int64_t>(right) - text_width(number), static_cast<int64_t>(bottom) + 6,
+             number, black);
+  image.text(static_cast<int64_t>(left), static_cast<int64_t>(bottom) + 6, "0", black);
+  // The legend on one line above the chart, right-aligned: a stroke and the name of each curve.
+  int64_t x = static_cast<int64_t>(right);
+  for (auto s = series.rbegin(); s != series.rend(); ++s) {
+    if (s->name.empty()) continue;
+    x -= text_width(s->name, 2);
+    image.text(x, 8, s->name, s->colour, 2);
+    image.fill(x - 26, 13, 20, 4, s->colour);
+    x -= 46;
+  }
   return image;
 }
 

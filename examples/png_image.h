@@ -34,6 +34,10 @@ class Image {
   void line(double x0, double y0, double x1, double y1, Rgb colour, int thickness = 1);
   // A [H, W] floating tensor as grey (0 black, 1 white, clamped) with its top left at (x, y).
   void draw_grey(const kiln::Tensor& values, int64_t x, int64_t y);
+  // `text` in capitals of a 5x7-pixel font, each pixel scale x scale, with its top left at
+  // (x, y). Knows digits, '.', ' ' and the letters of "float32 autocast target loss step";
+  // throws kiln::ValueError naming any other character.
+  void text(int64_t x, int64_t y, const std::string& text, Rgb colour, int scale = 1);
 
   // Writes the picture as an RGB PNG; throws kiln::Error naming the file when it cannot be
   // written, or when the examples were built without libpng.
@@ -47,17 +51,24 @@ class Image {
 // Whether write_png can work (the examples were built with libpng).
 bool png_available();
 
-// [H, W] tensors of one size as grey panels in a row, `gap` pixels of `gap_colour` apart.
-Image side_by_side(const std::vector<kiln::Tensor>& panels, int64_t gap, Rgb gap_colour);
+// Width in pixels of `text` drawn by Image::text at `scale`.
+int64_t text_width(const std::string& text, int scale = 1);
 
-// One curve of a line chart: y for x = 0, 1, 2, ...
+// [H, W] tensors of one size as grey panels in a row, `gap` pixels of `gap_colour` apart, each
+// with its label (if any are given) above it in black on white.
+Image side_by_side(const std::vector<kiln::Tensor>& panels, const std::vector<std::string>& labels,
+                   int64_t gap, Rgb gap_colour);
+
+// One curve of a line chart: y for x = 0, 1, 2, ...; a name puts it in the legend.
 struct Series {
   std::vector<double> y;
   Rgb colour;
+  std::string name;
 };
 
 // A width x height chart on white: the curves from y = 0 (bottom) to y_max (top), the x range
-// fitting the longest one, with grey horizontal lines every y_grid and black axes.
+// fitting the longest one ("step" and its last x below the axis), with grey horizontal lines
+// every y_grid labelled on the left, black axes, and the named curves' legend above.
 Image line_chart(const std::vector<Series>& series, int64_t width, int64_t height, double y_max,
                  double y_grid);
 
