@@ -43,6 +43,7 @@ struct TrainingRun {
   std::unique_ptr<kiln::optim::Adam> optimizer;
   std::unique_ptr<kiln::amp::GradScaler> scaler;
   std::vector<double> losses;   // per step
+  std::vector<std::string> keys;  // the samples' keys, in the order trained on
   int64_t timed_steps = 0;      // steps after the warmup
   double timed_seconds = 0;     // their wall time, loading included
   double waiting_seconds = 0;   // the part of it spent waiting for the DataLoader

@@ -118,6 +118,7 @@ TrainingRun train(const DemoOptions& options, const std::string& url, bool mixed
         cpu_start = cpu_seconds();
       }
       if (step >= options.warmup) run.waiting_seconds += seconds(Clock::now() - fetch);
+      for (const data::Sample& key : it->at("__key__").list()) run.keys.push_back(key.str());
       Tensor inputs = it->at("input.npy").tensor().to(device);    // [B, 2, P, P]
       Tensor targets = it->at("target.npy").tensor().to(device);  // [B, 1, P, P]
       run.optimizer->zero_grad();

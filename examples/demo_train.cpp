@@ -164,10 +164,12 @@ void run_training_demo(const DemoOptions& options, kiln::Device device) {
               autocast_dtype, steps);
   TrainingRun mixed = train(options, url, true, device);
 
-  std::printf("\nSteps %lld to %lld of each run (the first %lld are warmup), the same batches, "
-              "data loading included:\n",
+  bool same_batches = fp32.keys == mixed.keys;
+  std::printf("\nSteps %lld to %lld of each run (the first %lld are warmup), data loading "
+              "included; the same batches in both runs: %s (%zu samples compared by key)\n",
               static_cast<long long>(options.warmup) + 1, steps,
-              static_cast<long long>(options.warmup));
+              static_cast<long long>(options.warmup), same_batches ? "yes" : "no",
+              fp32.keys.size());
   for (const TrainingRun* run : {&fp32, &mixed}) {
     double ms = ms_per_step(*run, run->timed_seconds);
     std::printf("  %s  %7.1f ms/step  %7.1f samples/s  CPU %7.1f ms/step  (waiting for data "
@@ -177,8 +179,8 @@ void run_training_demo(const DemoOptions& options, kiln::Device device) {
                 ms_per_step(*run, run->waiting_seconds));
   }
   std::printf("  speed-up of autocast + GradScaler over float32: %.2fx in time, %.2fx in CPU time\n"
-              "  (time counts what other programs take from these cores; CPU time is kiln's own "
-              "work on all its threads)\n",
+              "  (CPU time is the work kiln does on all its threads; on a busy machine, time also "
+              "counts\n  how long its threads wait for the cores other programs hold)\n",
               fp32.timed_seconds / mixed.timed_seconds,
               fp32.timed_cpu_seconds / mixed.timed_cpu_seconds);
 

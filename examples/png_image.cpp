@@ -132,7 +132,8 @@ void Image::text(int64_t x, int64_t y, const std::string& text, Rgb colour, int 
     int64_t left = x + static_cast<int64_t>(i) * 6 * scale;
     for (int64_t row = 0; row < 7; ++row) {
       for (int64_t col = 0; col < 5; ++col) {
-        if (g.rows[row][col] == '#') fill(left + col * scale, y + row * scale, scale, scale, colour);
+        if (g.rows[row][col] != '#') continue;
+        fill(left + col * scale, y + row * scale, scale, scale, colour);
       }
     }
   }
@@ -261,10 +262,10 @@ Image line_chart(const std::vector<Series>& series, int64_t width, int64_t heigh
   }
   image.line(left, top, left, bottom, black);
   image.line(left, bottom, right, bottom, black);
-  std::snprintf(number, sizeof number, "step %zu", longest - 1);
+  std::snprintf(number, sizeof number, "step %zu", longest);
   image.text(static_cast<int64_t>(right) - text_width(number), static_cast<int64_t>(bottom) + 6,
              number, black);
-  image.text(static_cast<int64_t>(left), static_cast<int64_t>(bottom) + 6, "0", black);
+  image.text(static_cast<int64_t>(left), static_cast<int64_t>(bottom) + 6, "1", black);
   // The legend on one line above the chart, right-aligned: a stroke and the name of each curve.
   int64_t x = static_cast<int64_t>(right);
   for (auto s = series.rbegin(); s != series.rend(); ++s) {

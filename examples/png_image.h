@@ -59,7 +59,7 @@ int64_t text_width(const std::string& text, int scale = 1);
 Image side_by_side(const std::vector<kiln::Tensor>& panels, const std::vector<std::string>& labels,
                    int64_t gap, Rgb gap_colour);
 
-// One curve of a line chart: y for x = 0, 1, 2, ...; a name puts it in the legend.
+// One curve of a line chart: y of steps 1, 2, 3, ...; a name puts it in the legend.
 struct Series {
   std::vector<double> y;
   Rgb colour;
@@ -67,7 +67,7 @@ struct Series {
 };
 
 // A width x height chart on white: the curves from y = 0 (bottom) to y_max (top), the x range
-// fitting the longest one ("step" and its last x below the axis), with grey horizontal lines
+// fitting the longest one ("1" and "step n" below the axis), with grey horizontal lines
 // every y_grid labelled on the left, black axes, and the named curves' legend above.
 Image line_chart(const std::vector<Series>& series, int64_t width, int64_t height, double y_max,
                  double y_grid);
