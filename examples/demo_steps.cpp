@@ -71,13 +71,17 @@ std::string write_shards(const DemoOptions& options, const std::string& folder) 
                 shard_done);
   }
   writer.close();
+  KILN_INTERNAL_ASSERT(static_cast<int64_t>(writer.shards().size()) == kShards, "kiln-demo: ",
+                       writer.shards().size(), " shards written, not ", kShards);
   uintmax_t bytes = 0;
   for (const std::string& shard : writer.shards()) bytes += fs::file_size(shard);
   status.done(format("  wrote %zu shards, %lld samples of %lldx%lld points, %.1f MB in %.2f s",
                      writer.shards().size(), static_cast<long long>(options.samples),
                      static_cast<long long>(options.size), static_cast<long long>(options.size),
                      static_cast<double>(bytes) / 1e6, seconds(Clock::now() - start)));
-  return "tar:" + (fs::path(folder) / "checkerboard-{0000..0003}.tar").string();
+  std::string shards =
+      format("checkerboard-{0000..%04lld}.tar", static_cast<long long>(kShards - 1));
+  return "tar:" + (fs::path(folder) / shards).string();
 }
 
 TrainingRun train(const DemoOptions& options, const std::string& url, bool mixed,

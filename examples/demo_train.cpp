@@ -56,10 +56,35 @@ void load_scaler(kiln::amp::GradScaler& scaler, const std::string& path) {
   scaler.load_state_dict(state);  // names a missing field
 }
 
+// One training step under autocast on `batch` = {inputs, targets}.
+void train_step(TrainingRun& run, const std::pair<Tensor, Tensor>& batch, kiln::Device device) {
+  run.optimizer->zero_grad();
+  Tensor loss;
+  {
+    kiln::amp::autocast region(device.type());
+    loss = kiln::nn::functional::mse_loss(run.net->forward(batch.first), batch.second);
+  }
+  run.scaler->scale(loss).backward();
+  run.scaler->step(*run.optimizer);
+  run.scaler->update();
+}
+
+// The largest difference between two models' parameters of the same names.
+double max_parameter_difference(const kiln::nn::Sequential& a, const kiln::nn::Sequential& b) {
+  auto pa = a->named_parameters(), pb = b->named_parameters();
+  KILN_INTERNAL_ASSERT(pa.size() == pb.size(), "kiln-demo: models differ in parameters");
+  double most = 0;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    most = std::max(most, (pa[i].second - pb[i].second).abs().max().item<double>());
+  }
+  return most;
+}
+
 // Saves the run's model, optimizer and scaler under `folder`, reloads them into new objects and
-// checks that the reloaded model draws the same picture.
-void checkpoint(const TrainingRun& run, const Tensor& grid, const fs::path& folder,
-                kiln::Device device) {
+// checks that the reloaded model draws the same picture, and that one more training step from
+// the checkpoint equals one more step of the run (which needs Adam's and the scaler's state).
+void checkpoint(TrainingRun& run, const Tensor& grid, const std::pair<Tensor, Tensor>& batch,
+                const fs::path& folder, kiln::Device device) {
   fs::create_directories(folder);
   std::string model = (folder / "model.safetensors").string();
   std::string optimizer = (folder / "optimizer.safetensors").string();
@@ -74,19 +99,28 @@ void checkpoint(const TrainingRun& run, const Tensor& grid, const fs::path& fold
   kiln::nn::Sequential net = checkerboard::make_net();
   net->to(device);
   kiln::load(*net, model);
-  kiln::optim::Adam adam(net->parameters(), kiln::optim::AdamOptions(kLearningRate));
-  kiln::load(adam, optimizer);
-  kiln::amp::GradScaler reloaded_scaler;
-  load_scaler(reloaded_scaler, scaler);
+  TrainingRun reloaded;
+  reloaded.net = net;
+  reloaded.optimizer = std::make_unique<kiln::optim::Adam>(
+      net->parameters(), kiln::optim::AdamOptions(kLearningRate));
+  kiln::load(*reloaded.optimizer, optimizer);
+  reloaded.scaler = std::make_unique<kiln::amp::GradScaler>();
+  load_scaler(*reloaded.scaler, scaler);
 
   Tensor before = predict(run.net, grid), after = predict(net, grid);
   double difference = (before - after).abs().max().item<double>();
   std::printf("  reloaded into a new model, Adam and GradScaler (scale %g, was %g)\n",
-              reloaded_scaler.get_scale(), run.scaler->get_scale());
+              reloaded.scaler->get_scale(), run.scaler->get_scale());
   std::printf("  reloaded model gives the same outputs: %s (max |difference| %g over %lld "
               "pixels)\n",
               difference == 0 ? "yes" : "no", difference,
               static_cast<long long>(before.numel()));
+  train_step(run, batch, device);
+  train_step(reloaded, batch, device);
+  double step_difference = max_parameter_difference(run.net, reloaded.net);
+  std::printf("  one more step from the checkpoint equals one more step of the run: %s "
+              "(max |difference| of the parameters %g)\n",
+              step_difference == 0 ? "yes" : "no", step_difference);
 }
 
 double ms_per_step(const TrainingRun& run, double seconds) {
@@ -187,11 +221,19 @@ void run_training_demo(const DemoOptions& options, kiln::Device device) {
   Tensor grid = checkerboard::grid(kPictureSide, kPictureSide).unsqueeze(0).to(device);
   Tensor target = checkerboard::checker(kPictureSide, kPictureSide,
                                          static_cast<double>(options.squares));
-  std::printf("\n[4/5] Checkpoint of the autocast run\n");
-  checkpoint(mixed, grid, out / "checkpoint", device);
-
-  std::printf("\n[5/5] What the networks learned\n");
   Tensor fp32_picture = predict(fp32.net, grid), mixed_picture = predict(mixed.net, grid);
+  std::printf("\n[4/5] Checkpoint of the autocast run\n");
+  // A batch for the step after the checkpoint: the board at the points of one sample's grid.
+  Tensor points = checkerboard::grid(options.size, options.size);
+  std::pair<Tensor, Tensor> resume_batch{
+      points.unsqueeze(0).to(device),
+      checkerboard::checker_at(points, static_cast<double>(options.squares))
+          .unsqueeze(0)
+          .unsqueeze(0)
+          .to(device)};
+  checkpoint(mixed, grid, resume_batch, out / "checkpoint", device);
+
+  std::printf("\n[5/5] What the networks learned (before that step)\n");
   auto picture_loss = [&](const Tensor& picture) {
     return kiln::nn::functional::mse_loss(picture, target).item<double>();
   };
