@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "checkerboard.h"
+#include "options.h"
 #include "png_image.h"
 
 using namespace kiln;
@@ -71,22 +72,34 @@ int main(int argc, char** argv) {
   int64_t size = 128;
   int steps = 200;
   std::string png = "checkerboard.png", mode = "both";
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    bool has_value = i + 1 < argc;
-    if (arg == "--size" && has_value) {
-      size = std::atoll(argv[++i]);
-    } else if (arg == "--steps" && has_value) {
-      steps = std::atoi(argv[++i]);
-    } else if (arg == "--png" && has_value) {
-      png = argv[++i];
-    } else if (arg == "--mode" && has_value) {
-      mode = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: %s [--size N] [--steps N] [--png FILE] [--mode both|fp32|amp]\n",
-                   argv[0]);
-      return 2;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      std::string arg = argv[i];
+      if (arg.rfind("--", 0) != 0) {
+        throw ValueError("kiln-checkerboard: unknown option '" + arg + "'");
+      }
+      if (i + 1 >= argc) throw ValueError("kiln-checkerboard: " + arg + " needs a value");
+      std::string value = argv[++i];
+      if (arg == "--size") {
+        size = example_options::parse_int("kiln-checkerboard", arg, value, 1, 4096);
+      } else if (arg == "--steps") {
+        steps = static_cast<int>(example_options::parse_int("kiln-checkerboard", arg, value, 1,
+                                                            1000000));
+      } else if (arg == "--png") {
+        png = value;
+      } else if (arg == "--mode") {
+        mode = value;
+        KILN_CHECK_VALUE(mode == "both" || mode == "fp32" || mode == "amp",
+                         "kiln-checkerboard: --mode: expected both, fp32 or amp, got '", mode,
+                         "'");
+      } else {
+        throw ValueError("kiln-checkerboard: unknown option '" + arg + "'");
+      }
     }
+  } catch (const ValueError& e) {
+    std::fprintf(stderr, "%s\nusage: %s [--size N] [--steps N] [--png FILE] "
+                 "[--mode both|fp32|amp]\n", e.what(), argv[0]);
+    return 2;
   }
   try {
     Device device = default_device();

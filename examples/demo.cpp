@@ -7,13 +7,13 @@
 #include <kiln/kiln.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
 
 #include "demo.h"
+#include "options.h"
 
 namespace {
 
@@ -36,20 +36,12 @@ constexpr const char* kUsage =
     "\n"
     "The device is kiln's best one (KILN_DEVICE=cpu chooses another).\n";
 
-// Usage errors: exit status 2.
-struct UsageError : kiln::ValueError {
-  using kiln::ValueError::ValueError;
-};
+// Usage errors (exit status 2) are kiln::ValueError naming the option.
+using UsageError = kiln::ValueError;
 
 int64_t parse_int(const std::string& option, const std::string& text, int64_t lo, int64_t hi,
                   const char* what) {
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi) {
-    throw UsageError(kiln::detail::str("kiln-demo: ", option, ": expected ", what, " from ", lo,
-                                       " to ", hi, ", got '", text, "'"));
-  }
-  return value;
+  return example_options::parse_int("kiln-demo", option, text, lo, hi, what);
 }
 
 struct ParsedOptions {
