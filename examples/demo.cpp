@@ -1,9 +1,9 @@
 // kiln's demo: what kiln is for. It writes the seed's checkerboard problem ("Effective PyTorch",
-// mixed precision) as tar shards, trains the seed's network from them through a DataLoader with
-// worker threads on the best device, once in float32 and once under autocast with GradScaler
-// (live progress, then both times and the speed-up), saves and reloads a checkpoint, and draws
-// what the network learned beside the target, and the loss curves. `--tour` runs the seed's
-// tensor examples instead.
+// mixed precision) as tar shards (see Note [Samples are whole boards] in demo_steps.cpp), trains
+// the seed's network from them through a DataLoader with worker threads on the best device, once
+// in float32 and once under autocast with GradScaler (live progress, then both times and the
+// speed-up), saves and reloads a checkpoint, and draws what the network learned beside the
+// target, and the loss curves. `--tour` runs the seed's tensor examples instead.
 #include <kiln/kiln.h>
 
 #include <algorithm>

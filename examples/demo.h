@@ -13,16 +13,16 @@
 #include <vector>
 
 struct DemoOptions {
-  bool tour = false;     // --tour: the tensor examples instead of the training demo
-  bool quick = false;    // --quick: a small run for CI (the tour: one timing repeat)
-  std::string out;       // --out: folder for shards, checkpoint and pictures
-  int64_t size = 40;     // --size: side of each sample, in points
-  int64_t samples = 128; // --samples: samples written to the shards
-  int64_t squares = 8;   // --squares: squares along each side (the seed's freq)
-  int64_t steps = 1000;  // --steps: optimizer steps of each run (float32, then autocast)
-  int64_t warmup = 5;    // --warmup: first steps of each run left out of the timing
-  int64_t batch = 1;     // --batch: samples per batch
-  int64_t workers = 2;   // --workers: DataLoader worker threads
+  bool tour = false;      // --tour: the tensor examples instead of the training demo
+  bool quick = false;     // --quick: a small run for CI (the tour: one timing repeat)
+  std::string out;        // --out: folder for shards, checkpoint and pictures
+  int64_t size = 40;      // --size: side of each sample, in points
+  int64_t samples = 128;  // --samples: samples written to the shards
+  int64_t squares = 8;    // --squares: squares along each side (the seed's freq)
+  int64_t steps = 1000;   // --steps: optimizer steps of each run (float32, then autocast)
+  int64_t warmup = 5;     // --warmup: first steps of each run left out of the timing
+  int64_t batch = 1;      // --batch: samples per batch
+  int64_t workers = 2;    // --workers: DataLoader worker threads
 };
 
 // The samples are spread over kShards shards.
@@ -42,12 +42,12 @@ struct TrainingRun {
   kiln::nn::Sequential net;
   std::unique_ptr<kiln::optim::Adam> optimizer;
   std::unique_ptr<kiln::amp::GradScaler> scaler;
-  std::vector<double> losses;   // per step
+  std::vector<double> losses;     // per step
   std::vector<std::string> keys;  // the samples' keys, in the order trained on
-  int64_t timed_steps = 0;      // steps after the warmup
-  double timed_seconds = 0;     // their wall time, loading included
-  double waiting_seconds = 0;   // the part of it spent waiting for the DataLoader
-  double timed_cpu_seconds = 0; // CPU time of the process (all threads) in those steps
+  int64_t timed_steps = 0;        // steps after the warmup
+  double timed_seconds = 0;       // their wall time, loading included
+  double waiting_seconds = 0;     // the part of it spent waiting for the DataLoader
+  double timed_cpu_seconds = 0;   // CPU time of the process (all threads) in those steps
 };
 
 // demo_steps.cpp: the seed's network trained for options.steps steps on batches of the shards at

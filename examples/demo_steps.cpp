@@ -44,6 +44,13 @@ std::string format(const char* fmt, auto... args) {
 
 }  // namespace
 
+// Note [Samples are whole boards]: each sample is the whole checkerboard at one point drawn in
+// each of its size x size pixels, not a tile of one picture. The seed trains on the whole
+// picture at every step, and its network needs that: with batches of tiles, batch norm's
+// statistics change with the tiles drawn and the loss stays near an even grey's (0.25) for
+// hundreds of steps; batches of whole boards learn the squares in a few hundred steps, and since
+// no two samples share their points, the picture drawn afterwards on a regular grid (in eval
+// mode, with the running statistics) shows the board the network learned, not the points.
 std::string write_shards(const DemoOptions& options, const std::string& folder) {
   fs::create_directories(folder);
   const int64_t per_shard = options.samples / kShards;
