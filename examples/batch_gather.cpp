@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "options.h"
+
 using kiln::Tensor;
 
 // The seed's batch_gather: one gather per row, stacked.
@@ -43,11 +45,11 @@ Tensor batch_gather_vec(const Tensor& tensor, const Tensor& indices) {
 
 // Median microseconds per call of f over `repeat` timed calls (after two warm-up calls).
 template <typename F>
-double median_us(int repeat, F f) {
+double median_us(int64_t repeat, F f) {
   f();
   f();
   std::vector<double> times;
-  for (int r = 0; r < repeat; ++r) {
+  for (int64_t r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
     f();
     auto stop = std::chrono::steady_clock::now();
@@ -59,20 +61,34 @@ double median_us(int repeat, F f) {
 
 int main(int argc, char** argv) {
   int64_t batch = 256, rows = 100, width = 32, picks = 10;
-  int repeat = 50;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    int64_t value = std::atoll(argv[i + 1]);
-    if (flag == "--batch") batch = value;
-    else if (flag == "--rows") rows = value;
-    else if (flag == "--width") width = value;
-    else if (flag == "--picks") picks = value;
-    else if (flag == "--repeat") repeat = static_cast<int>(value);
-    else {
-      std::fprintf(stderr, "usage: %s [--batch B] [--rows N] [--width D] [--picks K] "
-                   "[--repeat R]\n", argv[0]);
-      return 2;
+  int64_t repeat = 50;
+  try {
+    for (int i = 1; i < argc; i += 2) {
+      std::string flag = argv[i];
+      int64_t* target = flag == "--batch"    ? &batch
+                        : flag == "--rows"   ? &rows
+                        : flag == "--width"  ? &width
+                        : flag == "--picks"  ? &picks
+                        : flag == "--repeat" ? &repeat
+                                             : nullptr;
+      if (target == nullptr) {
+        throw kiln::ValueError("kiln-batch-gather: unknown option '" + flag + "'");
+      }
+      if (i + 1 >= argc) throw kiln::ValueError("kiln-batch-gather: " + flag + " needs a value");
+      *target = example_options::parse_int("kiln-batch-gather", flag, argv[i + 1], 1, 1 << 20);
     }
+    int64_t elements = 0;
+    bool overflow = __builtin_mul_overflow(batch, rows, &elements) ||
+                    __builtin_mul_overflow(elements, width, &elements);
+    if (overflow || elements > (int64_t{1} << 28)) {
+      throw kiln::ValueError(kiln::detail::str(
+          "kiln-batch-gather: --batch ", batch, " x --rows ", rows, " x --width ", width,
+          " is more than 2^28 values: make one smaller"));
+    }
+  } catch (const kiln::ValueError& e) {
+    std::fprintf(stderr, "%s\nusage: %s [--batch B] [--rows N] [--width D] [--picks K] "
+                 "[--repeat R]\n", e.what(), argv[0]);
+    return 2;
   }
   kiln::manual_seed(0);
   Tensor tensor = kiln::randn({batch, rows, width});

@@ -17,35 +17,16 @@
 #include <string>
 #include <vector>
 
-#ifdef KILN_EXAMPLE_PNG
-#include <png.h>
-#endif
+#include "checkerboard.h"
+#include "options.h"
+#include "png_image.h"
 
 using namespace kiln;
+using checkerboard::checker;
+using checkerboard::grid;
+using checkerboard::make_net;
 
 namespace {
-
-// [2, height, width]: x / width and y / height, as the seed's grid().
-Tensor grid(int64_t width, int64_t height) {
-  Tensor h = arange(width).unsqueeze(0).repeat({height, 1}).div(static_cast<double>(width));
-  Tensor v = arange(height).unsqueeze(1).repeat({1, width}).div(static_cast<double>(height));
-  return stack({h, v}, 0);
-}
-
-// [height, width] of 0 and 1 squares, `freq` per side, as the seed's checker().
-Tensor checker(int64_t width, int64_t height, double freq) {
-  Tensor h = arange(width).reshape({1, width}).mul(freq / static_cast<double>(width) / 2.0);
-  Tensor v = arange(height).reshape({height, 1}).mul(freq / static_cast<double>(height) / 2.0);
-  return logical_xor(gt(fmod(h, 1.0), 0.5), gt(fmod(v, 1.0), 0.5)).to(kFloat);
-}
-
-nn::Sequential make_net() {
-  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(2, 256, 1)), nn::BatchNorm2d(256), nn::ReLU(),
-                        nn::Conv2d(nn::Conv2dOptions(256, 256, 1)), nn::BatchNorm2d(256),
-                        nn::ReLU(), nn::Conv2d(nn::Conv2dOptions(256, 256, 1)),
-                        nn::BatchNorm2d(256), nn::ReLU(),
-                        nn::Conv2d(nn::Conv2dOptions(256, 1, 1)));
-}
 
 struct RunResult {
   double final_loss = 0;
@@ -85,70 +66,40 @@ RunResult train(const Tensor& inputs, const Tensor& targets, int steps, bool mix
   return r;
 }
 
-// Writes rows of panels side by side as an 8-bit grey PNG (values clamped to [0, 1]).
-bool write_png(const std::string& path, const std::vector<Tensor>& panels) {
-#ifdef KILN_EXAMPLE_PNG
-  int64_t h = panels[0].size(0), w = panels[0].size(1);
-  int64_t gap = 4, width = static_cast<int64_t>(panels.size()) * (w + gap) - gap;
-  std::vector<png_byte> pixels(static_cast<size_t>(width * h), 255);
-  for (size_t p = 0; p < panels.size(); ++p) {
-    Tensor img = clamp(panels[p], 0.0, 1.0).contiguous();
-    const float* data = img.data_ptr<float>();
-    for (int64_t y = 0; y < h; ++y) {
-      for (int64_t x = 0; x < w; ++x) {
-        size_t at = static_cast<size_t>(y * width + static_cast<int64_t>(p) * (w + gap) + x);
-        pixels[at] = static_cast<png_byte>(data[y * w + x] * 255.0f + 0.5f);
-      }
-    }
-  }
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) return false;
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png ? png_create_info_struct(png) : nullptr;
-  if (png == nullptr || info == nullptr || setjmp(png_jmpbuf(png))) {
-    png_destroy_write_struct(&png, &info);
-    std::fclose(file);
-    return false;
-  }
-  png_init_io(png, file);
-  png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(h), 8,
-               PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-               PNG_FILTER_TYPE_DEFAULT);
-  png_write_info(png, info);
-  for (int64_t y = 0; y < h; ++y) png_write_row(png, &pixels[static_cast<size_t>(y * width)]);
-  png_write_end(png, nullptr);
-  png_destroy_write_struct(&png, &info);
-  std::fclose(file);
-  return true;
-#else
-  (void)path;
-  (void)panels;
-  return false;
-#endif
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t size = 128;
   int steps = 200;
   std::string png = "checkerboard.png", mode = "both";
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    bool has_value = i + 1 < argc;
-    if (arg == "--size" && has_value) {
-      size = std::atoll(argv[++i]);
-    } else if (arg == "--steps" && has_value) {
-      steps = std::atoi(argv[++i]);
-    } else if (arg == "--png" && has_value) {
-      png = argv[++i];
-    } else if (arg == "--mode" && has_value) {
-      mode = argv[++i];
-    } else {
-      std::fprintf(stderr, "usage: %s [--size N] [--steps N] [--png FILE] [--mode both|fp32|amp]\n",
-                   argv[0]);
-      return 2;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      std::string arg = argv[i];
+      if (arg.rfind("--", 0) != 0) {
+        throw ValueError("kiln-checkerboard: unknown option '" + arg + "'");
+      }
+      if (i + 1 >= argc) throw ValueError("kiln-checkerboard: " + arg + " needs a value");
+      std::string value = argv[++i];
+      if (arg == "--size") {
+        size = example_options::parse_int("kiln-checkerboard", arg, value, 1, 4096);
+      } else if (arg == "--steps") {
+        steps = static_cast<int>(example_options::parse_int("kiln-checkerboard", arg, value, 1,
+                                                            1000000));
+      } else if (arg == "--png") {
+        png = value;
+      } else if (arg == "--mode") {
+        mode = value;
+        KILN_CHECK_VALUE(mode == "both" || mode == "fp32" || mode == "amp",
+                         "kiln-checkerboard: --mode: expected both, fp32 or amp, got '", mode,
+                         "'");
+      } else {
+        throw ValueError("kiln-checkerboard: unknown option '" + arg + "'");
+      }
     }
+  } catch (const ValueError& e) {
+    std::fprintf(stderr, "%s\nusage: %s [--size N] [--steps N] [--png FILE] "
+                 "[--mode both|fp32|amp]\n", e.what(), argv[0]);
+    return 2;
   }
   try {
     Device device = default_device();
@@ -166,13 +117,12 @@ int main(int argc, char** argv) {
       panels.push_back(r.output);
     }
     panels.push_back(targets.cpu().squeeze());
-    if (!png.empty()) {
-      if (write_png(png, panels)) {
-        std::printf("wrote %s (%s, target)\n", png.c_str(),
-                    mode == "both" ? "float32, autocast" : mode.c_str());
-      } else {
-        std::printf("no PNG written (%s)\n", "libpng missing or file not writable");
-      }
+    if (!png.empty() && example_image::png_available()) {
+      example_image::side_by_side(panels, {}, 4, {255, 255, 255}).write_png(png);
+      std::printf("wrote %s (%s, target)\n", png.c_str(),
+                  mode == "both" ? "float32, autocast" : mode.c_str());
+    } else if (!png.empty()) {
+      std::printf("no PNG written: built without libpng\n");
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -1,138 +1,182 @@
-// kiln's demo: loads the plugins, lists the devices, and runs the tensor examples of "Effective
-// PyTorch" (../shared/seeds/000_*.txt): "PyTorch basics", "Broadcasting the good and the ugly" and
-// "Take advantage of the overloaded operators", printing what the seed prints. Tensors live on
-// the best device available (KILN_DEVICE overrides).
+// kiln's demo: what kiln is for. It writes the seed's checkerboard problem ("Effective PyTorch",
+// mixed precision) as tar shards (see Note [Samples are whole boards] in demo_steps.cpp), trains
+// the seed's network from them through a DataLoader with worker threads on the best device, once
+// in float32 and once under autocast with GradScaler (live progress, then both times and the
+// speed-up), saves and reloads a checkpoint, and draws what the network learned beside the
+// target, and the loss curves. `--tour` runs the seed's tensor examples instead.
 #include <kiln/kiln.h>
 
-#include <chrono>
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
-#include <iostream>
+#include <optional>
+#include <string>
+
+#include "demo.h"
+#include "options.h"
 
 namespace {
 
-using kiln::Tensor;
-using Clock = std::chrono::steady_clock;
+constexpr const char* kUsage =
+    "usage: kiln-demo [--quick] [--out DIR] [--size N] [--samples N]\n"
+    "                 [--squares N] [--steps N] [--warmup N] [--batch N] [--workers N]\n"
+    "       kiln-demo --tour [--quick]\n"
+    "\n"
+    "  --quick      a small run for CI: --size 32 --samples 16 --steps 30 --warmup 3\n"
+    "  --out DIR    folder for the shards, the checkpoint and the pictures\n"
+    "               (default: kiln-demo-out in the current directory)\n"
+    "  --size N     each sample is the board at N x N points, 4 to 1024 (40)\n"
+    "  --samples N  samples written, a multiple of 4 (128)\n"
+    "  --squares N  squares along each side of the checkerboard, 2 to 64 (8)\n"
+    "  --steps N    Adam steps of each run, float32 then autocast (1000)\n"
+    "  --warmup N   first steps of each run left out of the timing (5)\n"
+    "  --batch N    samples per batch (1)\n"
+    "  --workers N  DataLoader worker threads, 0 to 4 (2)\n"
+    "  --tour       the tensor examples of the seed instead (basics, broadcasting, operators)\n"
+    "\n"
+    "The device is kiln's best one (KILN_DEVICE=cpu chooses another).\n";
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
+// Usage errors (exit status 2) are kiln::ValueError naming the option.
+using UsageError = kiln::ValueError;
+
+int64_t parse_int(const std::string& option, const std::string& text, int64_t lo, int64_t hi,
+                  const char* what) {
+  return example_options::parse_int("kiln-demo", option, text, lo, hi, what);
 }
 
-void section(const char* title) { std::cout << "\n=== " << title << " ===\n"; }
+struct ParsedOptions {
+  DemoOptions options;
+  bool help = false;
+};
 
-void basics(kiln::Device dev) {
-  section("PyTorch basics");
-  Tensor a = kiln::tensor(3, dev);
-  std::cout << "a = kiln::tensor(3)              -> " << a << "\n";
-  Tensor b = kiln::tensor({1, 2}, dev);
-  std::cout << "b = kiln::tensor({1, 2})         -> " << b << "\n";
-  Tensor c = kiln::zeros({2, 2}, dev);
-  std::cout << "c = kiln::zeros({2, 2})          -> " << c << "\n";
-  Tensor d = kiln::rand({2, 2, 2}, dev);
-  std::cout << "d = kiln::rand({2, 2, 2}) has sizes " << d.sizes() << "\n";
-  kiln::manual_seed(0);
-  Tensor x = kiln::randn({3, 5}, dev);
-  Tensor y = kiln::randn({5, 4}, dev);
-  Tensor z = x.matmul(y);
-  std::cout << "z = x.matmul(y) for x [3, 5], y [5, 4]:\n" << z << "\n";
-  std::cout << "x + x:\n" << x + x << "\n";
-}
-
-void broadcasting(kiln::Device dev) {
-  section("Broadcasting the good and the ugly");
-  Tensor a = kiln::tensor({{1., 2.}, {3., 4.}}, dev);
-  Tensor b = kiln::tensor({{1.}, {2.}}, dev);
-  std::cout << "a + b (b broadcast along columns):\n" << a + b << "\n";
-
-  Tensor a3 = kiln::rand({5, 3, 5}, dev);
-  Tensor b3 = kiln::rand({5, 1, 6}, dev);
-  Tensor w = kiln::randn({10, 11}, dev);
-  Tensor bias = kiln::randn({10}, dev);
-  Tensor tiled_b = b3.repeat({1, 3, 1});
-  Tensor cat = kiln::cat({a3, tiled_b}, 2);
-  Tensor d = kiln::relu(cat.matmul(w.t()) + bias);
-  std::cout << "tiled and concatenated, then linear + relu: sizes " << d.sizes() << "\n";
-  // the same without tiling: split the weights and let broadcasting do the concatenation
-  Tensor w1 = w.narrow(1, 0, 5), w2 = w.narrow(1, 5, 6);
-  Tensor d2 = kiln::relu(a3.matmul(w1.t()) + b3.matmul(w2.t()) + bias);
-  std::cout << "with broadcasting instead: sizes " << d2.sizes()
-            << ", same values: " << (d.allclose(d2, 1e-4, 1e-5) ? "yes" : "no") << "\n";
-
-  Tensor u = kiln::tensor({{1.}, {2.}}, dev);
-  Tensor v = kiln::tensor({1., 2.}, dev);
-  std::cout << "the ugly part: kiln::sum(a + b) for a [2, 1] and b [2] -> " << kiln::sum(u + v)
-            << "\n";
-  std::cout << "kiln::sum(a + b, 0) -> " << kiln::sum(u + v, 0) << "\n";
-}
-
-void overloaded_operators(kiln::Device dev, bool quick) {
-  section("Take advantage of the overloaded operators");
-  Tensor x = kiln::rand({500, 10}, dev);
-  int repeats = quick ? 1 : 20;
-
-  auto time = [&](const char* what, auto&& body) {
-    Tensor z;
-    auto start = Clock::now();
-    for (int r = 0; r < repeats; ++r) z = body();
-    std::cout << what << ": " << seconds_since(start) / repeats * 1e3 << " ms\n";
-    return z;
-  };
-  Tensor z1 = time("z += x[i] over 500 rows   ", [&] {
-    Tensor z = kiln::zeros({10}, dev);
-    for (int64_t i = 0; i < 500; ++i) z += x[i];
-    return z;
-  });
-  Tensor z2 = time("z += x_i over unbind(x)   ", [&] {
-    Tensor z = kiln::zeros({10}, dev);
-    for (const Tensor& xi : x.unbind()) z += xi;
-    return z;
-  });
-  Tensor z3 = time("kiln::sum(x, 0)           ", [&] { return kiln::sum(x, 0); });
-  std::cout << "all three agree: " << (z1.allclose(z3, 1e-4) && z2.allclose(z3, 1e-4) ? "yes" : "no")
-            << "\n";
-
-  Tensor p = kiln::tensor({{1., -2.}, {3., 4.}}, dev);
-  Tensor q = kiln::tensor({{2., 2.}, {-2., 3.}}, dev);
-  std::cout << "-p = " << -p << "\n";
-  std::cout << "p + q = " << p + q << "\n";
-  std::cout << "p - q = " << p - q << "\n";
-  std::cout << "p * q = " << p * q << "\n";
-  std::cout << "p / q = " << p / q << "\n";
-  std::cout << "floor_divide(p, q) = " << kiln::floor_divide(p, q) << "\n";
-  std::cout << "p % q = " << p % q << "\n";
-  std::cout << "pow(p, q) = " << kiln::pow(p, q) << "\n";
-  std::cout << "p.matmul(q) = " << p.matmul(q) << "\n";
-  std::cout << "p > q = " << (p > q) << "\n";
-  std::cout << "abs(p) = " << kiln::abs(p) << "\n";
-  Tensor m = p > 0, n = q > 0;
-  std::cout << "m & n = " << (m & n) << "\n";
-  std::cout << "m | n = " << (m | n) << "\n";
-  std::cout << "m ^ n = " << (m ^ n) << "\n";
-  std::cout << "~m = " << ~m << "\n";
-  std::cout << "p == q = " << (p == q) << "\n";
-  std::cout << "p != q = " << (p != q) << "\n";
+ParsedOptions parse_options(int argc, char** argv) {
+  ParsedOptions parsed;
+  DemoOptions& o = parsed.options;
+  std::optional<int64_t> size, samples, squares, steps, warmup, batch, workers;
+  std::string first_training_option;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    bool has_value = false;
+    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto take_value = [&]() -> const std::string& {
+      if (!has_value) {
+        if (i + 1 >= argc) throw UsageError("kiln-demo: " + arg + " needs a value");
+        value = argv[++i];
+        has_value = true;
+      }
+      return value;
+    };
+    auto flag = [&](bool& target) {
+      if (has_value) throw UsageError("kiln-demo: " + arg + " takes no value");
+      target = true;
+    };
+    auto number = [&](std::optional<int64_t>& target, int64_t lo, int64_t hi, const char* what) {
+      target = parse_int(arg, take_value(), lo, hi, what);
+      if (first_training_option.empty()) first_training_option = arg;
+    };
+    if (arg == "--help" || arg == "-h") {
+      flag(parsed.help);
+    } else if (arg == "--tour") {
+      flag(o.tour);
+    } else if (arg == "--quick") {
+      flag(o.quick);
+    } else if (arg == "--out") {
+      o.out = take_value();
+      if (o.out.empty()) throw UsageError("kiln-demo: --out: expected a folder, got ''");
+      if (first_training_option.empty()) first_training_option = arg;
+    } else if (arg == "--size") {
+      number(size, 4, 1024, "a number of points");
+    } else if (arg == "--samples") {
+      number(samples, kShards, 1000000, "a number of samples");
+      if (*samples % kShards != 0) {
+        throw UsageError(kiln::detail::str("kiln-demo: --samples: expected a multiple of ",
+                                           kShards, " (the shards), got '", value, "'"));
+      }
+    } else if (arg == "--squares") {
+      number(squares, 2, 64, "a number of squares");
+    } else if (arg == "--steps") {
+      number(steps, 1, 1000000, "a number of steps");
+    } else if (arg == "--warmup") {
+      number(warmup, 0, 1000000, "a number of steps");
+    } else if (arg == "--batch") {
+      number(batch, 1, 1000000, "a number of samples");
+    } else if (arg == "--workers") {
+      number(workers, 0, kShards, "a number of threads");
+    } else {
+      throw UsageError("kiln-demo: unknown option '" + std::string(argv[i]) +
+                       "' (kiln-demo --help lists them)");
+    }
+  }
+  if (o.tour && !first_training_option.empty()) {
+    throw UsageError("kiln-demo: " + first_training_option +
+                     " is an option of the training demo, not of --tour");
+  }
+  if (o.out.empty()) o.out = "kiln-demo-out";
+  o.size = size.value_or(o.quick ? 32 : o.size);
+  o.samples = samples.value_or(o.quick ? 16 : o.samples);
+  o.squares = squares.value_or(o.squares);
+  o.steps = steps.value_or(o.quick ? 30 : o.steps);
+  o.warmup = warmup.value_or(o.quick ? 3 : o.warmup);
+  o.batch = batch.value_or(o.batch);
+  o.workers = workers.value_or(o.workers);
+  if (o.warmup >= o.steps) {
+    throw UsageError(kiln::detail::str("kiln-demo: --warmup ", o.warmup, " leaves none of the ",
+                                       o.steps, " --steps to time: give more steps or less "
+                                       "warmup"));
+  }
+  // Each worker reads whole shards: the fewest samples a worker gets in an epoch.
+  int64_t least = kShards / std::max<int64_t>(o.workers, 1) * (o.samples / kShards);
+  if (o.batch > least) {
+    throw UsageError(kiln::detail::str("kiln-demo: --batch ", o.batch, ": a worker reads as few "
+                                       "as ", least, " samples an epoch (--samples ", o.samples,
+                                       ", --workers ", o.workers, "), so no batch would be "
+                                       "full: use at most ", least));
+  }
+  return parsed;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  ParsedOptions parsed;
   try {
-    section("Plugins");
+    parsed = parse_options(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  const DemoOptions& options = parsed.options;
+  if (parsed.help) {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  try {
     kiln::load_plugins();
+    std::printf("plugins:");
     for (const kiln::PluginInfo& p : kiln::plugins()) {
-      std::cout << p.name << " " << p.version << " (" << p.path << "): "
-                << kiln::plugin_state_name(p.state) << (p.reason.empty() ? "" : ": ") << p.reason
-                << "\n";
+      std::printf(" %s %s (%s%s%s)", p.name.c_str(), p.version.c_str(),
+                  kiln::plugin_state_name(p.state), p.reason.empty() ? "" : ": ",
+                  p.reason.c_str());
     }
-    std::cout << "devices:";
-    for (const kiln::Device& d : kiln::devices()) std::cout << " " << d;
-    kiln::Device dev = kiln::default_device();
-    std::cout << "\nrunning on " << dev << "\n";
-    basics(dev);
-    broadcasting(dev);
-    overloaded_operators(dev, quick);
-  } catch (const kiln::Error& e) {
-    std::cerr << "kiln-demo: error: " << e.what() << "\n";
+    std::printf("\ndevices:");
+    for (const kiln::Device& d : kiln::devices()) std::printf(" %s", d.str().c_str());
+    kiln::Device device = kiln::default_device();
+    std::printf(", running on %s\n", device.str().c_str());
+    std::fflush(stdout);
+    if (options.tour) {
+      run_tour(device, options.quick);
+    } else {
+      run_training_demo(options, device);
+    }
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (what.rfind("kiln-demo: ", 0) == 0) what.erase(0, std::strlen("kiln-demo: "));
+    std::fflush(stdout);
+    std::fprintf(stderr, "\nkiln-demo: error: %s\n", what.c_str());
     return 1;
   }
   return 0;

@@ -64,7 +64,9 @@ int main() {
 
   LinearNet linear_net;
   std::cout << *linear_net << "\n";
-  for (const auto& [name, p] : linear_net->named_parameters()) std::cout << name << ": " << p << "\n";
+  for (const auto& [name, p] : linear_net->named_parameters()) {
+    std::cout << name << ": " << p << "\n";
+  }
   loss = fit(linear_net, x, y);
   a = linear_net->linear->weight.item<double>();
   b = linear_net->linear->bias.item<double>();
