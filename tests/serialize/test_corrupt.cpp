@@ -101,6 +101,12 @@ BOOST_AUTO_TEST_CASE(bad_tensor_descriptions) {
                 one_tensor("{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,16],"
                            "\"data_offsets\":[0,4]}", four),
                 "tensor 'a' has a shape too large to address");
+  // no bytes, but the strides of [0, 2^62, 2^62] overflow int64 (UBSan in empty())
+  check_corrupt(scratch,
+                one_tensor("{\"dtype\":\"U8\",\"shape\":[0,4611686018427387904,"
+                           "4611686018427387904],\"data_offsets\":[0,0]}", ""),
+                "tensor 'a' has a shape too large to address: [0, 4611686018427387904, "
+                "4611686018427387904] of U8 spans more than 2^63 - 1 bytes");
   check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0]}", four),
                 "tensor 'a': data_offsets must be [begin, end], got 1 numbers");
   check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[4,0]}",
@@ -161,7 +167,8 @@ BOOST_AUTO_TEST_CASE(bool_bytes_other_than_0_or_1) {
   ScratchDir scratch;
   check_corrupt(scratch, one_tensor("{\"dtype\":\"BOOL\",\"shape\":[3],\"data_offsets\":[0,3]}",
                                     std::string("\x01\x02\x00", 3)),
-                "BOOL tensor 'a' holds the byte 2 at element 1 (booleans are 0 or 1)");
+                "BOOL tensor 'a' holds the byte 2 at element 1 (booleans are 0 or 1), byte 1 of "
+                "the data");
 }
 
 // Random byte changes and cuts of a valid file: every load succeeds or throws kiln::Error.
