@@ -44,8 +44,10 @@ BOOST_AUTO_TEST_CASE(empty_tensors_whose_strides_would_overflow_are_refused) {
   BOOST_TEST(e.numel() == 0);
   BOOST_TEST(tensor_test::strides(e) == std::vector<int64_t>({int64_t{1} << 60, 1 << 30, 1}),
              boost::test_tools::per_element());
-  CHECK_ERROR(ValueError, empty({0}).view({0, int64_t{1} << 62, int64_t{1} << 62}), "view",
+  CHECK_ERROR(ValueError, empty({0}).view({0, int64_t{1} << 62, int64_t{1} << 62}), "view: sizes",
               "strides");
+  CHECK_ERROR(ValueError, empty({0}).reshape({int64_t{1} << 62, 0, int64_t{1} << 62}),
+              "reshape: sizes", "strides");
 }
 
 BOOST_AUTO_TEST_CASE(ranges_with_huge_counts) {

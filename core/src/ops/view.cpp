@@ -47,11 +47,11 @@ DimVector infer_size(const char* op, IntArrayRef sizes, int64_t numel) {
 
 // Strides for viewing (sizes, strides) as new_sizes without copying, as PyTorch's
 // computeStride; nullopt when impossible (or when a stride would overflow int64).
-std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides,
+std::optional<DimVector> view_strides(const char* op, IntArrayRef sizes, IntArrayRef strides,
                                       IntArrayRef new_sizes, ScalarType dtype) {
   DimVector out(new_sizes.size());
   if (product(sizes) == 0) {
-    checked_numel("view", new_sizes, dtype);  // Note [Checked sizes]: the strides must fit
+    checked_numel(op, new_sizes, dtype);  // Note [Checked sizes]: the strides must fit
     return contiguous_strides(new_sizes);
   }
   if (sizes.empty()) return DimVector(new_sizes.size(), 1);  // a 0-dim tensor: all sizes are 1
@@ -82,7 +82,7 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides,
 
 Tensor view_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
   DimVector shape = infer_size(op.name(), sizes, x.numel());
-  auto strides = view_strides(x.sizes(), x.strides(), shape, x.dtype());
+  auto strides = view_strides(op.name(), x.sizes(), x.strides(), shape, x.dtype());
   KILN_CHECK_VALUE(strides.has_value(), op.name(), ": view size is not compatible with input ",
                    "tensor's size and stride (at least one dimension spans across two ",
                    "contiguous subspaces). Use .reshape(...) instead.");
@@ -91,7 +91,7 @@ Tensor view_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
 
 Tensor reshape_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
   DimVector shape = infer_size(op.name(), sizes, x.numel());
-  auto strides = view_strides(x.sizes(), x.strides(), shape, x.dtype());
+  auto strides = view_strides(op.name(), x.sizes(), x.strides(), shape, x.dtype());
   if (strides) return make_view(x, shape, *strides, x.storage_offset());
   return x.clone().view(shape);
 }
