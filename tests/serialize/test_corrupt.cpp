@@ -2,6 +2,8 @@
 // crashes or reads out of bounds.
 #include "serialize_test.h"
 
+#include <kiln/optim.h>
+
 #include <filesystem>
 #include <random>
 
@@ -169,6 +171,22 @@ BOOST_AUTO_TEST_CASE(bool_bytes_other_than_0_or_1) {
                                     std::string("\x01\x02\x00", 3)),
                 "BOOL tensor 'a' holds the byte 2 at element 1 (booleans are 0 or 1), byte 1 of "
                 "the data");
+}
+
+BOOST_AUTO_TEST_CASE(optimizer_files_with_bad_metadata) {
+  ScratchDir scratch;
+  std::string path = scratch.path("sgd.safetensors");
+  Tensor w = ones({2}).requires_grad_();
+  optim::SGD sgd({w}, optim::SGDOptions(0.1));
+  SafetensorsMetadata m = {{"kiln.optimizer", "SGD"}, {"param_groups", "1"},
+                           {"param_groups.0.params", "0"}, {"param_groups.0.lr", "nan"}};
+  save(NamedTensors{}, path, m);
+  CHECK_ERROR(Error, load(sgd, path), "load: '" + path + "' is not a valid optimizer state file",
+              "param_groups.0.lr is 'nan', not a number");
+  m["param_groups"] = "99999999999999999999";
+  save(NamedTensors{}, path, m);
+  CHECK_ERROR(Error, load(sgd, path), "param_groups is '99999999999999999999', not a non-negative");
+  BOOST_TEST(sgd.param_groups()[0].options().get_lr() == 0.1);
 }
 
 // Random byte changes and cuts of a valid file: every load succeeds or throws kiln::Error.
