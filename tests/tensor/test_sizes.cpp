@@ -98,6 +98,24 @@ BOOST_AUTO_TEST_CASE(views_check_their_size_products) {
   BOOST_TEST(arange(4).slice(0, 0, 4, 3).stride(0) == 3);
 }
 
+BOOST_AUTO_TEST_CASE(convolution_sizes_are_checked) {
+  Tensor x = ones({1, 2, 5, 5}), w = ones({2, 2, 3, 3});
+  constexpr int64_t kHuge = int64_t{1} << 62;
+  // 5 + 2 * 2^62 wrapped negative
+  CHECK_ERROR(ValueError, conv2d(x, w, {}, 1, kHuge),
+              "conv2d: input of size [1, 2, 5, 5] with padding (4611686018427387904, "
+              "4611686018427387904), and weight of size [2, 2, 3, 3] with dilation (1, 1): the "
+              "padded sizes overflow int64");
+  CHECK_ERROR(ValueError, conv2d(x, w, {}, 1, 0, kHuge), "conv2d", "dilation (4611686018427387904",
+              "overflow int64");
+  // no output channels, so any groups divide them: 4 * 2^62 wrapped to 0
+  CHECK_ERROR(ValueError, conv2d(ones({1, 0, 5, 5}), ones({0, 4, 3, 3}), {}, 1, 0, 1, kHuge),
+              "conv2d: given groups=4611686018427387904 and weight of size [0, 4, 3, 3], the "
+              "input channels (weight size 1 * groups) overflow int64");
+  BOOST_TEST(conv2d(x, w, {}, 1, 1).sizes().vec() ==
+             std::vector<int64_t>({1, 2, 5, 5}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(from_blob_checks_the_extent) {
   float data[4] = {1, 2, 3, 4};
   CHECK_ERROR(ValueError, from_blob(data, {2, 2}, {kMax, 1}),
