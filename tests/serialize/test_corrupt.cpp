@@ -108,7 +108,8 @@ BOOST_AUTO_TEST_CASE(bad_tensor_descriptions) {
                 one_tensor("{\"dtype\":\"U8\",\"shape\":[0,4611686018427387904,"
                            "4611686018427387904],\"data_offsets\":[0,0]}", ""),
                 "tensor 'a' has a shape too large to address: [0, 4611686018427387904, "
-                "4611686018427387904] of U8 spans more than 2^63 - 1 bytes");
+                "4611686018427387904] of U8 spans more than 2^63 - 1 bytes (counting each 0 as 1, "
+                "for its strides) (the entry at byte 13 of the file) (the header is bytes [8, ");
   check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0]}", four),
                 "tensor 'a': data_offsets must be [begin, end], got 1 numbers");
   check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[4,0]}",

@@ -54,6 +54,7 @@ class Parser {
   Value value(int depth) {
     if (depth >= kMaxDepth) fail("JSON nested too deeply");
     Value v;
+    v.offset = pos_;
     char c = peek();
     if (c == '{') {
       v.kind = Value::Kind::Object;

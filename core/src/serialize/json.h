@@ -24,6 +24,7 @@ struct Value {
   // Kind::Object, in file order (Member, not std::pair: clang's libstdc++ checks refuse a pair
   // of the incomplete Value)
   std::vector<Member> object;
+  size_t offset = 0;  // where the value starts in the parsed text, for messages
 
   // The member `key` of an object, or null when absent.
   const Value* find(std::string_view key) const;

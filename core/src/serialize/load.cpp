@@ -69,8 +69,8 @@ SafetensorsContents load_safetensors(const std::string& path) {
   try {
     header = safetensors::parse_header(header_text, file.size() - data_start);
   } catch (const Error& e) {
-    invalid(path, detail::str(e.what(), " (the header is bytes 8 to ", data_start,
-                              " of the file, its data buffer starts at byte ", data_start, ")"));
+    invalid(path, detail::str(e.what(), " (the header is bytes [8, ", data_start,
+                              ") of the file, the data buffer follows)"));
   }
   SafetensorsContents contents;
   contents.metadata = std::move(header.metadata);

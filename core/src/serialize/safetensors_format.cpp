@@ -198,7 +198,12 @@ Header parse_header(std::string_view json_text, uint64_t data_size) {
     if (name == "__metadata__") {
       read_metadata(info, header.metadata);
     } else {
-      header.entries.push_back(read_entry(name, info));
+      try {
+        header.entries.push_back(read_entry(name, info));
+      } catch (const Error& e) {  // where: the header starts at byte 8 of a file
+        throw Error(detail::str(e.what(), " (the entry at byte ", 8 + info.offset,
+                                " of the file)"));
+      }
     }
   }
   std::vector<const Entry*> order;
