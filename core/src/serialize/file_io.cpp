@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <string_view>
@@ -90,13 +91,15 @@ bool is_stale(int dir, const std::string& name, const std::string& prefix, time_
   time_t idle = now - st.st_mtime;
   if (idle > kAbandonedSeconds) return true;
   if (idle <= kIdleSeconds || host != host_tag()) return false;
-  auto pid = static_cast<pid_t>(std::stoll(std::string(pid_text)));
+  long long number = std::stoll(std::string(pid_text));  // digits(): fewer than 19
+  if (number <= 0 || number > std::numeric_limits<pid_t>::max()) return false;
+  auto pid = static_cast<pid_t>(number);
   if (pid == ::getpid()) {
     LiveTemporaries& live = live_temporaries();
     std::lock_guard<std::mutex> lock(live.mutex);
     return live.names.count(name) == 0;
   }
-  return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 // Removes the stale temporaries of saves to `path`; best effort, errors are ignored.
