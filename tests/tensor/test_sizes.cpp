@@ -124,6 +124,11 @@ BOOST_AUTO_TEST_CASE(from_blob_checks_the_extent) {
   CHECK_ERROR(ValueError, from_blob(data, {int64_t{1} << 62}), "from_blob: sizes",
               "too large");
   CHECK_VALUES(from_blob(data, {2, 2}, {1, 2}), {1, 3, 2, 4});
+  // 2 * 2^62 overflowed as the stride of the inserted dimension
+  uint8_t bytes[1] = {7};
+  Tensor wide = from_blob(bytes, {1, 2}, {1, int64_t{1} << 62}, kByte);
+  BOOST_TEST(wide.unsqueeze(1).stride(1) == 1);
+  BOOST_TEST(wide.unsqueeze(1).stride(0) == 1);
 }
 
 BOOST_AUTO_TEST_CASE(sdk_size_products_are_checked) {

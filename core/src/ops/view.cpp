@@ -212,7 +212,12 @@ Tensor as_strided_backend(const StridedOp& op, const Tensor& x, IntArrayRef size
 Tensor unsqueeze_backend(const DimOp& op, const Tensor& x, int64_t dim) {
   dim = wrap_dim(dim, x.dim() + 1, op.name());
   DimVector sizes(x.sizes()), strides(x.strides());
-  int64_t stride = dim < x.dim() ? x.sizes()[dim] * x.strides()[dim] : 1;
+  // as PyTorch, size * stride of the next dimension; any stride serves a dimension of size 1,
+  // so 1 where that overflows
+  int64_t stride = 1;
+  if (dim < x.dim() && __builtin_mul_overflow(x.sizes()[dim], x.strides()[dim], &stride)) {
+    stride = 1;
+  }
   sizes.insert(static_cast<size_t>(dim), 1);
   strides.insert(static_cast<size_t>(dim), stride);
   return make_view(x, sizes, strides, x.storage_offset());
