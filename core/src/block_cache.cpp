@@ -6,6 +6,7 @@
 #include <kiln/storage.h>
 
 #include <bit>
+#include <cerrno>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -37,9 +38,12 @@ size_t cache_limit() {
     const char* env = std::getenv("KILN_CACHE_BYTES");
     if (env == nullptr || *env == '\0') return size_t{2} << 30;
     char* end = nullptr;
+    errno = 0;
     unsigned long long v = std::strtoull(env, &end, 10);
-    if (end == env || *end != '\0') {
-      warn(str("KILN_CACHE_BYTES='", env, "' is not a byte count; using the default 2 GiB"));
+    // strtoull takes "-1" as 2^64 - 1: only plain digits are a byte count
+    if (*env < '0' || *env > '9' || *end != '\0' || errno == ERANGE) {
+      warn(str("KILN_CACHE_BYTES='", env, "' is not a byte count below 2^64; using the default ",
+               "2 GiB"));
       return size_t{2} << 30;
     }
     return static_cast<size_t>(v);
@@ -72,7 +76,10 @@ std::pair<DeviceType, int> key(Device device) {
 size_t block_size_class(size_t nbytes) {
   if (nbytes < kMinCachedBytes) return nbytes;
   size_t step = std::bit_floor(nbytes) / 8;
-  return (nbytes + step - 1) / step * step;
+  size_t rounded = 0;
+  // only above 2^64 - 2^60, which no allocation reaches (Storage refuses more than 2^63 - 1)
+  if (__builtin_add_overflow(nbytes, step - 1, &rounded)) return nbytes;
+  return rounded / step * step;
 }
 
 void* take_cached_block(Device device, size_t bytes) {
@@ -92,7 +99,7 @@ bool cache_block(Device device, void* data, size_t bytes) {
   BlockCache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   DeviceCache& d = c.devices[key(device)];
-  if (d.bytes + bytes > cache_limit()) return false;
+  if (bytes > cache_limit() - d.bytes) return false;  // d.bytes <= cache_limit()
   d.blocks.emplace(bytes, data);
   d.bytes += bytes;
   return true;

@@ -4,6 +4,8 @@
 #include <kiln/error.h>
 #include <kiln/storage.h>
 
+#include <limits>
+
 namespace kiln {
 
 namespace {
@@ -25,6 +27,10 @@ detail::DeviceTypeRecord& allocating_device(Device device) {
 }  // namespace
 
 Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device) {
+  // See Note [Checked sizes]: tensors never ask for more; block_size_class relies on it.
+  KILN_CHECK_VALUE(nbytes <= static_cast<size_t>(std::numeric_limits<int64_t>::max()),
+                   "allocate: ", nbytes, " bytes on ", device.str(),
+                   " exceed the largest allocation, 2^63 - 1 bytes");
   detail::DeviceTypeRecord& r = allocating_device(device);
   int index = device.has_index() ? device.index() : 0;
   size_t bytes = detail::block_size_class(nbytes);

@@ -8,7 +8,9 @@
 #include <kiln/ops.h>
 #include <kiln/sdk/half.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 namespace kiln {
@@ -22,7 +24,7 @@ Tensor make_tensor(std::shared_ptr<Storage> storage, IntArrayRef sizes, IntArray
   impl->sizes.assign(sizes);
   impl->strides.assign(strides);
   impl->offset = offset;
-  impl->numel = product(sizes);
+  impl->numel = checked_numel("tensor", sizes, dtype);
   impl->dtype = dtype;
   impl->inference = autograd::InferenceMode::is_enabled();
   return Tensor(std::move(impl));
@@ -38,11 +40,7 @@ Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_
 }
 
 Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
-  int64_t n = 1;
-  for (int64_t s : sizes) {
-    KILN_CHECK_VALUE(s >= 0, "empty: negative dimension ", s, " in sizes ", sizes);
-    n *= s;
-  }
+  int64_t n = checked_numel("empty", sizes, dtype);
   auto storage = std::allocate_shared<Storage>(PoolAllocator<Storage>(), device,
                                               static_cast<size_t>(n) * element_size(dtype));
   // make_tensor with the contiguous strides written in place (no temporary DimVector)
@@ -60,6 +58,25 @@ Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
   impl->dtype = dtype;
   impl->inference = autograd::InferenceMode::is_enabled();
   return Tensor(std::move(impl));
+}
+
+int64_t checked_numel(const char* op, IntArrayRef sizes, ScalarType dtype) {
+  int64_t numel = 1;
+  auto extent = static_cast<int64_t>(element_size(dtype));  // bytes, each 0 counted as 1
+  for (int64_t s : sizes) {
+    KILN_CHECK_VALUE(s >= 0, op, ": negative dimension ", s, " in sizes ", sizes);
+    if (__builtin_mul_overflow(extent, s > 1 ? s : 1, &extent)) {
+      bool none = std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
+      throw ValueError(str(op, ": sizes ", sizes, " of ", dtype_name(dtype), " are too large: ",
+                           none ? "the strides of a tensor with these sizes (which has no "
+                                  "elements)"
+                                : "the byte count",
+                           " would overflow int64 (at most ",
+                           std::numeric_limits<int64_t>::max(), " bytes)"));
+    }
+    numel *= s;  // at most extent
+  }
+  return numel;
 }
 
 DimVector contiguous_strides(IntArrayRef sizes) {
@@ -198,7 +215,8 @@ std::string Tensor::str() const {
   }
   in.dtype_name = dtype_name(d);
   in.dtype_is_default = d == kFloat || d == kLong || d == kBool;
-  in.device = device().is_cpu() ? "" : Device(device().type(), device().has_index() ? device().index() : 0).str();
+  int index = device().has_index() ? device().index() : 0;
+  in.device = device().is_cpu() ? "" : Device(device().type(), index).str();
   in.requires_grad = requires_grad();
   if (grad_fn()) in.grad_fn = grad_fn()->name();
   return detail::format_tensor(in);

@@ -18,7 +18,17 @@ Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_
 // An uninitialised contiguous tensor.
 Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device);
 
+// Note [Checked sizes]: every tensor kiln makes has non-negative sizes whose product, with each
+// 0 counted as 1, times the element size fits int64. Its element count, byte count, contiguous
+// strides and the byte strides plugins compute then never overflow, even for a tensor with no
+// elements ([0, 2^62, 2^62] is refused: its contiguous strides would not fit).
+
+// The element count of a tensor of `sizes` and `dtype`, after checking the note's invariant;
+// ValueError "<op>: ..." naming the sizes and the dtype otherwise.
+int64_t checked_numel(const char* op, IntArrayRef sizes, ScalarType dtype);
+
 DimVector contiguous_strides(IntArrayRef sizes);
+// The product of sizes (sizes that satisfy Note [Checked sizes]).
 int64_t product(IntArrayRef sizes);
 
 // dim in [-ndim, ndim) -> [0, ndim); IndexError naming the operator otherwise. A 0-dim tensor

@@ -137,6 +137,22 @@ BOOST_AUTO_TEST_CASE(min_scale_stops_the_collapse) {
   BOOST_TEST(unbounded.get_scale() == 0.25);
 }
 
+// PyTorch's scale reaches 0 after ~150 overflows in a row; the next clean step unscaled the
+// gradients by 1/0 and wrote NaN into the weights. The default floor, 2^-126, stops it there.
+BOOST_AUTO_TEST_CASE(a_long_overflow_streak_stops_at_the_default_floor) {
+  Problem p;
+  GradScaler scaler(GradScalerOptions().set_init_scale(1.0));
+  double inf = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 160; ++i) iterate(scaler, p, inf);
+  BOOST_TEST(scaler.get_scale() == amp::kDefaultMinScale);
+  BOOST_TEST(amp::kDefaultMinScale == static_cast<double>(std::numeric_limits<float>::min()));
+  BOOST_TEST(scaler.skipped_steps() == 160);
+  iterate(scaler, p);  // a clean step: gradient x, SGD lr 0.25
+  BOOST_TEST(!scaler.last_step_skipped());
+  std::vector<float> w = p.values();
+  BOOST_TEST(w == std::vector<float>({0.875f, 2.25f, 2.5f}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(update_with_a_new_scale_keeps_the_tracker) {
   Problem p;
   GradScaler scaler;
@@ -243,9 +259,64 @@ BOOST_AUTO_TEST_CASE(invalid_options) {
   check_error<ValueError>([] { GradScaler(GradScalerOptions().set_growth_interval(0)); },
                           {"GradScaler", "growth interval"});
   check_error<ValueError>([] { GradScaler(GradScalerOptions().set_min_scale(0.0)); },
-                          {"GradScaler", "min_scale must be positive"});
+                          {"GradScaler", "min_scale must be in [2^-126"});
+  check_error<ValueError>([] { GradScaler(GradScalerOptions().set_min_scale(1e-40)); },
+                          {"GradScaler", "min_scale", "1e-40"});
+  check_error<ValueError>([] { GradScaler(GradScalerOptions().set_backoff_factor(0.0)); },
+                          {"GradScaler", "backoff factor must be < 1.0 and > 0", "0"});
+  check_error<ValueError>([] { GradScaler(GradScalerOptions().set_growth_interval(1LL << 31)); },
+                          {"GradScaler", "growth interval", "2147483648"});
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  double inf = std::numeric_limits<double>::infinity();
+  for (double bad : {nan, inf, 0.0, -1.0, 1e39}) {
+    check_error<ValueError>([&] { GradScaler(GradScalerOptions().set_init_scale(bad)); },
+                            {"GradScaler: init_scale must be finite and in [min_scale"});
+  }
+  check_error<ValueError>(
+      [] { GradScaler(GradScalerOptions().set_init_scale(0.5).set_min_scale(1.0)); },
+      {"init_scale", "[1, ", "0.5"});
   GradScaler scaler;
   check_error<ValueError>([&] { scaler.set_growth_factor(0.5); }, {"growth factor"});
+  check_error<ValueError>([&] { scaler.set_growth_factor(inf); }, {"growth factor", "inf"});
+  BOOST_TEST(scaler.get_growth_factor() == 2.0);  // a refused value is not kept
+}
+
+BOOST_AUTO_TEST_CASE(non_finite_new_scale) {
+  Problem p;
+  GradScaler scaler;
+  p.opt.zero_grad();
+  scaler.scale(p.loss()).backward();
+  scaler.step(p.opt);
+  double inf = std::numeric_limits<double>::infinity();
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(), inf, -inf, 0.0, 1e39}) {
+    check_error<ValueError>([&] { scaler.update(bad); },
+                            {"GradScaler.update: new_scale must be finite"});
+  }
+  check_error<ValueError>([&] { scaler.update(tensor(std::nan(""))); }, {"new_scale", "nan"});
+  BOOST_TEST(scaler.get_scale() == 65536.0);
+}
+
+BOOST_AUTO_TEST_CASE(invalid_state_dicts_change_nothing) {
+  std::map<std::string, double> good = GradScaler().state_dict();
+  auto with = [&](const char* key, double v) {
+    std::map<std::string, double> s = good;
+    s[key] = v;
+    return s;
+  };
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  GradScaler scaler(GradScalerOptions().set_init_scale(8.0).set_growth_interval(3));
+  check_error<ValueError>([&] { scaler.load_state_dict(with("scale", nan)); },
+                          {"load_state_dict", "\"scale\"", "nan"});
+  check_error<ValueError>([&] { scaler.load_state_dict(with("growth_interval", 2.5)); },
+                          {"\"growth_interval\" must be a whole number", "2.5"});
+  check_error<ValueError>([&] { scaler.load_state_dict(with("growth_interval", 1e300)); },
+                          {"\"growth_interval\""});
+  check_error<ValueError>([&] { scaler.load_state_dict(with("_growth_tracker", 2000)); },
+                          {"\"_growth_tracker\" must be a whole number in [0, 1999]"});
+  check_error<ValueError>([&] { scaler.load_state_dict(with("backoff_factor", nan)); },
+                          {"backoff factor"});
+  BOOST_TEST(scaler.get_scale() == 8.0);
+  BOOST_TEST(scaler.get_growth_interval() == 3);
 }
 
 BOOST_AUTO_TEST_CASE(unscale_before_scale) {

@@ -2,6 +2,8 @@
 // crashes or reads out of bounds.
 #include "serialize_test.h"
 
+#include <kiln/optim.h>
+
 #include <filesystem>
 #include <random>
 
@@ -101,6 +103,13 @@ BOOST_AUTO_TEST_CASE(bad_tensor_descriptions) {
                 one_tensor("{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,16],"
                            "\"data_offsets\":[0,4]}", four),
                 "tensor 'a' has a shape too large to address");
+  // no bytes, but the strides of [0, 2^62, 2^62] overflow int64 (UBSan in empty())
+  check_corrupt(scratch,
+                one_tensor("{\"dtype\":\"U8\",\"shape\":[0,4611686018427387904,"
+                           "4611686018427387904],\"data_offsets\":[0,0]}", ""),
+                "tensor 'a' has a shape too large to address: [0, 4611686018427387904, "
+                "4611686018427387904] of U8 spans more than 2^63 - 1 bytes (counting each 0 as 1, "
+                "for its strides) (the entry at byte 13 of the file) (the header is bytes [8, ");
   check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0]}", four),
                 "tensor 'a': data_offsets must be [begin, end], got 1 numbers");
   check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[4,0]}",
@@ -161,7 +170,24 @@ BOOST_AUTO_TEST_CASE(bool_bytes_other_than_0_or_1) {
   ScratchDir scratch;
   check_corrupt(scratch, one_tensor("{\"dtype\":\"BOOL\",\"shape\":[3],\"data_offsets\":[0,3]}",
                                     std::string("\x01\x02\x00", 3)),
-                "BOOL tensor 'a' holds the byte 2 at element 1 (booleans are 0 or 1)");
+                "BOOL tensor 'a' holds the byte 2 at element 1 (booleans are 0 or 1), byte 1 of "
+                "the data");
+}
+
+BOOST_AUTO_TEST_CASE(optimizer_files_with_bad_metadata) {
+  ScratchDir scratch;
+  std::string path = scratch.path("sgd.safetensors");
+  Tensor w = ones({2}).requires_grad_();
+  optim::SGD sgd({w}, optim::SGDOptions(0.1));
+  SafetensorsMetadata m = {{"kiln.optimizer", "SGD"}, {"param_groups", "1"},
+                           {"param_groups.0.params", "0"}, {"param_groups.0.lr", "nan"}};
+  save(NamedTensors{}, path, m);
+  CHECK_ERROR(Error, load(sgd, path), "load: '" + path + "' is not a valid optimizer state file",
+              "param_groups.0.lr is 'nan', not a number");
+  m["param_groups"] = "99999999999999999999";
+  save(NamedTensors{}, path, m);
+  CHECK_ERROR(Error, load(sgd, path), "param_groups is '99999999999999999999', not a non-negative");
+  BOOST_TEST(sgd.param_groups()[0].options().get_lr() == 0.1);
 }
 
 // Random byte changes and cuts of a valid file: every load succeeds or throws kiln::Error.

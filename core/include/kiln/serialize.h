@@ -48,8 +48,10 @@ using SafetensorsMetadata = std::map<std::string, std::string>;
 
 // Writes `tensors` (copied to the CPU and made contiguous; in this order in the header, their
 // data ordered by element size, largest first, so each is aligned) and `metadata` to `path`
-// atomically. Throws for an undefined tensor, a duplicate name, the reserved name
-// "__metadata__", or an I/O failure (naming the file).
+// atomically, through a temporary `<path>.tmp-<host>-<pid>-<n>` renamed when complete; the
+// temporaries that killed saves to `path` left behind are removed first. Throws for an undefined
+// tensor, a duplicate name, the reserved name "__metadata__", or an I/O failure (naming the
+// file).
 KILN_API void save(const NamedTensors& tensors, const std::string& path,
                    const SafetensorsMetadata& metadata = {});
 // As above; the tensors are written in name order.

@@ -5,11 +5,17 @@
 #include <kiln/error.h>
 #include <kiln/ops.h>
 
+#include "../runtime.h"
+
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace kiln::amp {
 namespace {
+
+constexpr double kMaxScale = std::numeric_limits<float>::max();
+constexpr int64_t kMaxInterval = std::numeric_limits<int32_t>::max();
 
 // Whether any element of the tensors is inf or NaN: x * 0 is 0 for every finite x and NaN
 // otherwise, so one sum per tensor and one read of the total decide, exactly.
@@ -21,28 +27,54 @@ bool any_non_finite(const std::vector<Tensor>& tensors) {
   return isnan(sum(stack(probes))).item<bool>();
 }
 
+// Throws unless the factors and the interval are ones GradScaler accepts.
+void check_factors(double growth_factor, double backoff_factor, int64_t growth_interval) {
+  KILN_CHECK_VALUE(growth_factor > 1.0 && std::isfinite(growth_factor), "GradScaler: the growth ",
+                   "factor must be > 1.0 and finite, but got ", growth_factor);
+  KILN_CHECK_VALUE(backoff_factor < 1.0 && backoff_factor > 0.0, "GradScaler: the backoff ",
+                   "factor must be < 1.0 and > 0, but got ", backoff_factor);
+  KILN_CHECK_VALUE(growth_interval >= 1 && growth_interval <= kMaxInterval, "GradScaler: the ",
+                   "growth interval must be >= 1 and < 2^31 (the tracker is int32), but got ",
+                   growth_interval);
+}
+
+// A whole number in [low, high] from a state dict's double, or ValueError naming the key.
+int64_t state_integer(const std::map<std::string, double>& state, const char* key, int64_t low,
+                      int64_t high) {
+  double v = state.at(key);
+  KILN_CHECK_VALUE(v == std::floor(v) && v >= static_cast<double>(low) &&
+                       v <= static_cast<double>(high),
+                   "GradScaler.load_state_dict: \"", key, "\" must be a whole number in [", low,
+                   ", ", high, "], but got ", v);
+  return static_cast<int64_t>(v);
+}
+
 }  // namespace
 
 GradScaler::GradScaler(GradScalerOptions options)
     : enabled_(options.enabled),
-      scale_(static_cast<float>(options.init_scale)),
+      scale_(0.0f),
       init_scale_(options.init_scale),
       growth_factor_(options.growth_factor),
       backoff_factor_(options.backoff_factor),
       growth_interval_(options.growth_interval),
-      min_scale_(options.min_scale) {
+      min_scale_(options.min_scale.value_or(kDefaultMinScale)) {
   check_factors();
-  KILN_CHECK_VALUE(!min_scale_ || *min_scale_ > 0.0, "GradScaler: min_scale must be positive, ",
-                   "but got ", min_scale_.value_or(0.0));
+  KILN_CHECK_VALUE(min_scale_ >= kDefaultMinScale && min_scale_ <= kMaxScale, "GradScaler: ",
+                   "min_scale must be in [2^-126, float32's largest] (the reciprocal of a smaller ",
+                   "scale is not a finite float32), but got ", min_scale_);
+  check_scale("GradScaler", "init_scale", init_scale_);
+  scale_ = static_cast<float>(init_scale_);
 }
 
 void GradScaler::check_factors() const {
-  KILN_CHECK_VALUE(growth_factor_ > 1.0, "GradScaler: the growth factor must be > 1.0, but got ",
-                   growth_factor_);
-  KILN_CHECK_VALUE(backoff_factor_ < 1.0, "GradScaler: the backoff factor must be < 1.0, but got ",
-                   backoff_factor_);
-  KILN_CHECK_VALUE(growth_interval_ >= 1, "GradScaler: the growth interval must be >= 1, but got ",
-                   growth_interval_);
+  amp::check_factors(growth_factor_, backoff_factor_, growth_interval_);
+}
+
+void GradScaler::check_scale(const char* who, const char* what, double v) const {
+  KILN_CHECK_VALUE(std::isfinite(v) && v >= min_scale_ && v <= kMaxScale, who, ": ", what,
+                   " must be finite and in [min_scale, float32's largest] = [", min_scale_, ", ",
+                   kMaxScale, "], but got ", v);
 }
 
 Tensor GradScaler::scale(const Tensor& outputs) {
@@ -116,6 +148,7 @@ Tensor GradScaler::step(optim::Optimizer& opt, const optim::Optimizer::LossClosu
 void GradScaler::update(std::optional<double> new_scale) {
   if (!enabled_) return;
   if (new_scale) {
+    check_scale("GradScaler.update", "new_scale", *new_scale);
     scale_ = static_cast<float>(*new_scale);
     scale_initialized_ = true;
   } else {
@@ -129,7 +162,17 @@ void GradScaler::update(std::optional<double> new_scale) {
     KILN_CHECK(recorded, "GradScaler.update: No inf checks were recorded prior to update.");
     if (found_inf) {
       scale_ = static_cast<float>(scale_ * backoff_factor_);
-      if (min_scale_ && scale_ < *min_scale_) scale_ = static_cast<float>(*min_scale_);
+      if (scale_ < min_scale_) {
+        scale_ = static_cast<float>(min_scale_);
+        if (!warned_at_floor_) {
+          warned_at_floor_ = true;
+          detail::warn(detail::str("GradScaler: the scale reached its floor min_scale=",
+                                   min_scale_, " after repeated inf or NaN gradients, and ",
+                                   skipped_steps_, " steps were skipped; gradients that overflow ",
+                                   "at any scale come from the loss or the model, not from ",
+                                   "float16's range"));
+        }
+      }
       growth_tracker_ = 0;
     } else {
       int32_t successful = growth_tracker_ + 1;
@@ -163,16 +206,16 @@ double GradScaler::get_scale() const {
 }
 
 void GradScaler::set_growth_factor(double v) {
+  amp::check_factors(v, backoff_factor_, growth_interval_);
   growth_factor_ = v;
-  check_factors();
 }
 void GradScaler::set_backoff_factor(double v) {
+  amp::check_factors(growth_factor_, v, growth_interval_);
   backoff_factor_ = v;
-  check_factors();
 }
 void GradScaler::set_growth_interval(int64_t v) {
+  amp::check_factors(growth_factor_, backoff_factor_, v);
   growth_interval_ = v;
-  check_factors();
 }
 
 std::map<std::string, double> GradScaler::state_dict() const {
@@ -193,13 +236,19 @@ void GradScaler::load_state_dict(const std::map<std::string, double>& state) {
     KILN_CHECK_VALUE(state.count(key), "GradScaler.load_state_dict: the state dict has no \"",
                      key, "\" entry");
   }
-  init_scale_ = state.at("scale");
-  scale_ = static_cast<float>(init_scale_);
-  growth_factor_ = state.at("growth_factor");
-  backoff_factor_ = state.at("backoff_factor");
-  growth_interval_ = static_cast<int64_t>(state.at("growth_interval"));
-  growth_tracker_ = static_cast<int32_t>(state.at("_growth_tracker"));
-  check_factors();
+  // every value checked before any is kept
+  double scale = state.at("scale");
+  check_scale("GradScaler.load_state_dict", "\"scale\"", scale);
+  double growth = state.at("growth_factor"), backoff = state.at("backoff_factor");
+  int64_t interval = state_integer(state, "growth_interval", 1, kMaxInterval);
+  amp::check_factors(growth, backoff, interval);
+  int64_t tracker = state_integer(state, "_growth_tracker", 0, interval - 1);
+  init_scale_ = scale;
+  scale_ = static_cast<float>(scale);
+  growth_factor_ = growth;
+  backoff_factor_ = backoff;
+  growth_interval_ = interval;
+  growth_tracker_ = static_cast<int32_t>(tracker);
 }
 
 }  // namespace kiln::amp

@@ -40,11 +40,6 @@ struct ConvParams {
     out[1] = v.size() == 2 ? v[1] : v[0];
   }
 
-  // The output size along spatial dimension d for an input of `in` and a kernel of `k`.
-  int64_t out_size(int d, int64_t in, int64_t k) const {
-    return (in + 2 * padding[d] - dilation[d] * (k - 1) - 1) / stride[d] + 1;
-  }
-
   Attrs attrs() const {
     return Attrs().list("stride", {stride, 2}).list("padding", {padding, 2})
         .list("dilation", {dilation, 2}).i64("groups", groups);
@@ -70,20 +65,40 @@ DimVector conv_output_sizes(const char* op, IntArrayRef input, IntArrayRef weigh
   KILN_CHECK_VALUE(weight[0] % p.groups == 0, op, ": given groups=", p.groups, ", expected ",
                    "weight to be divisible by ", p.groups, " at dimension 0, but got weight of ",
                    "size ", weight, " instead");
-  KILN_CHECK_VALUE(input[1] == weight[1] * p.groups, op, ": given groups=", p.groups,
-                   ", weight of size ", weight, ", expected input", input, " to have ",
-                   weight[1] * p.groups, " channels, but got ", input[1], " channels instead");
+  int64_t channels = 0;
+  KILN_CHECK_VALUE(!__builtin_mul_overflow(weight[1], p.groups, &channels), op, ": given groups=",
+                   p.groups, " and weight of size ", weight, ", the input channels (weight ",
+                   "size 1 * groups) overflow int64");
+  KILN_CHECK_VALUE(input[1] == channels, op, ": given groups=", p.groups, ", weight of size ",
+                   weight, ", expected input", input, " to have ", channels,
+                   " channels, but got ", input[1], " channels instead");
+  // padded input and dilated kernel sizes, overflow-checked: padding and dilation are the
+  // caller's numbers
+  int64_t padded[2], extent[2];
   for (int d = 0; d < 2; ++d) {
-    int64_t padded = input[2 + d] + 2 * p.padding[d];
-    int64_t extent = p.dilation[d] * (weight[2 + d] - 1) + 1;
-    KILN_CHECK_VALUE(padded >= extent, op, ": calculated padded input size per channel: (",
-                     input[2] + 2 * p.padding[0], " x ", input[3] + 2 * p.padding[1], "). ",
-                     "Kernel size: (", p.dilation[0] * (weight[2] - 1) + 1, " x ",
-                     p.dilation[1] * (weight[3] - 1) + 1, "). Kernel size can't be greater ",
-                     "than actual input size");
+    bool overflow = __builtin_mul_overflow(p.padding[d], 2, &padded[d]) ||
+                    __builtin_add_overflow(padded[d], input[2 + d], &padded[d]) ||
+                    __builtin_mul_overflow(p.dilation[d], weight[2 + d] - 1, &extent[d]) ||
+                    __builtin_add_overflow(extent[d], 1, &extent[d]);
+    KILN_CHECK_VALUE(!overflow, op, ": input of size ", input, " with padding (", p.padding[0],
+                     ", ", p.padding[1], "), and weight of size ", weight, " with dilation (",
+                     p.dilation[0], ", ", p.dilation[1], "): the padded sizes overflow int64");
   }
-  return {input[0], weight[0], p.out_size(0, input[2], weight[2]),
-          p.out_size(1, input[3], weight[3])};
+  for (int d = 0; d < 2; ++d) {
+    KILN_CHECK_VALUE(padded[d] >= extent[d], op, ": calculated padded input size per channel: (",
+                     padded[0], " x ", padded[1], "). Kernel size: (", extent[0], " x ",
+                     extent[1], "). Kernel size can't be greater than actual input size");
+  }
+  // padded >= extent >= 1 - dilation, so the difference fits unless a kernel size is 0
+  int64_t out[2];
+  for (int d = 0; d < 2; ++d) {
+    int64_t span = 0;
+    KILN_CHECK_VALUE(!__builtin_sub_overflow(padded[d], extent[d], &span), op, ": weight of ",
+                     "size ", weight, " with dilation (", p.dilation[0], ", ", p.dilation[1],
+                     ") overflows int64");
+    out[d] = span / p.stride[d] + 1;
+  }
+  return {input[0], weight[0], out[0], out[1]};
 }
 
 Tensor conv2d_backend(const ConvOp& op, const Tensor& input, const Tensor& weight,

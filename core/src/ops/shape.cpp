@@ -145,9 +145,12 @@ Tensor cat_impl(TensorList tensors, int64_t dim) {
                        "match except in dimension ", dim, ". Expected size ", ref->sizes()[d],
                        " but got size ", t.sizes()[d], " for tensor number ", i, " in the list.");
     }
-    total += t.sizes()[dim];
+    KILN_CHECK_VALUE(!__builtin_add_overflow(total, t.sizes()[dim], &total), "cat(): the ",
+                     "sizes in dimension ", dim, " of the tensors add up to more than 2^63 - 1 ",
+                     "(tensor number ", i, " has size ", t.sizes()[dim], ")");
   }
   sizes[dim] = total;
+  detail::checked_numel("cat", sizes, dtype);
   Tensor out = detail::empty_tensor(sizes, dtype, ref->device());
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
@@ -195,8 +198,12 @@ Tensor repeat(const Tensor& x, IntArrayRef repeats) {
     view_sizes.push_back(s);
     expand_sizes.push_back(repeats[i]);
     expand_sizes.push_back(s);
-    out_sizes.push_back(repeats[i] * s);
+    int64_t n = 0;
+    KILN_CHECK_VALUE(!__builtin_mul_overflow(repeats[i], s, &n), "repeat: repeats ", repeats,
+                     " of a tensor of sizes ", x.sizes(), " overflow int64 in dimension ", i);
+    out_sizes.push_back(n);
   }
+  detail::checked_numel("repeat", out_sizes, x.dtype());
   return x.reshape(view_sizes).expand(expand_sizes).contiguous().view(out_sizes);
 }
 

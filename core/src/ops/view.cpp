@@ -37,7 +37,8 @@ DimVector infer_size(const char* op, IntArrayRef sizes, int64_t numel) {
       infer = static_cast<int>(i);
     } else {
       KILN_CHECK_VALUE(sizes[i] >= 0, op, ": invalid shape dimension ", sizes[i]);
-      known *= sizes[i];
+      KILN_CHECK_VALUE(!__builtin_mul_overflow(known, sizes[i], &known), op, ": shape '", sizes,
+                       "' is too large: the product of its sizes overflows int64");
     }
   }
   if (infer >= 0) {
@@ -52,20 +53,25 @@ DimVector infer_size(const char* op, IntArrayRef sizes, int64_t numel) {
 }
 
 // Strides for viewing (sizes, strides) as new_sizes without copying, as PyTorch's
-// computeStride; nullopt when impossible.
-std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides,
-                                      IntArrayRef new_sizes) {
+// computeStride; nullopt when impossible (or when a stride would overflow int64).
+std::optional<DimVector> view_strides(const char* op, IntArrayRef sizes, IntArrayRef strides,
+                                      IntArrayRef new_sizes, ScalarType dtype) {
   DimVector out(new_sizes.size());
-  if (product(sizes) == 0) return contiguous_strides(new_sizes);
+  if (product(sizes) == 0) {
+    checked_numel(op, new_sizes, dtype);  // Note [Checked sizes]: the strides must fit
+    return contiguous_strides(new_sizes);
+  }
   if (sizes.empty()) return DimVector(new_sizes.size(), 1);  // a 0-dim tensor: all sizes are 1
   int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
   int64_t chunk_base = strides.empty() ? 1 : strides.back();
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     tensor_numel *= sizes[d];
-    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base)) {
+    int64_t chunk = 0;
+    if (d > 0 && __builtin_mul_overflow(tensor_numel, chunk_base, &chunk)) return std::nullopt;
+    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != chunk)) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
-        out[view_d] = view_numel * chunk_base;
+        if (__builtin_mul_overflow(view_numel, chunk_base, &out[view_d])) return std::nullopt;
         view_numel *= new_sizes[view_d];
         --view_d;
       }
@@ -83,7 +89,7 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides,
 
 Tensor view_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
   DimVector shape = infer_size(op.name(), sizes, x.numel());
-  auto strides = view_strides(x.sizes(), x.strides(), shape);
+  auto strides = view_strides(op.name(), x.sizes(), x.strides(), shape, x.dtype());
   KILN_CHECK_VALUE(strides.has_value(), op.name(), ": view size is not compatible with input ",
                    "tensor's size and stride (at least one dimension spans across two ",
                    "contiguous subspaces). Use .reshape(...) instead.");
@@ -92,7 +98,7 @@ Tensor view_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
 
 Tensor reshape_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
   DimVector shape = infer_size(op.name(), sizes, x.numel());
-  auto strides = view_strides(x.sizes(), x.strides(), shape);
+  auto strides = view_strides(op.name(), x.sizes(), x.strides(), shape, x.dtype());
   if (strides) return view_of(x, shape, *strides, x.storage_offset());
   return x.clone().view(shape);
 }
@@ -120,6 +126,7 @@ Tensor expand_backend(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
     out_sizes[i] = want;
     out_strides[i] = have == want ? x.strides()[i - lead] : 0;
   }
+  checked_numel(op.name(), out_sizes, x.dtype());
   return view_of(x, out_sizes, out_strides, x.storage_offset());
 }
 
@@ -157,7 +164,7 @@ Tensor narrow_backend(const NarrowOp& op, const Tensor& x, int64_t dim, int64_t 
   if (start < 0) start += size;
   KILN_CHECK_INDEX(start >= 0 && start <= size, op.name(), ": start (", start,
                    ") out of range for dimension ", dim, " of size ", size);
-  KILN_CHECK_VALUE(length >= 0 && start + length <= size, op.name(), ": start (", start,
+  KILN_CHECK_VALUE(length >= 0 && length <= size - start, op.name(), ": start (", start,
                    ") + length (", length, ") exceeds dimension size (", size, ").");
   DimVector sizes(x.sizes());
   sizes[dim] = length;
@@ -176,10 +183,12 @@ Tensor slice_backend(const SliceOp& op, const Tensor& x, int64_t dim, std::optio
   };
   int64_t s = start ? clamp_index(*start) : 0;
   int64_t e = end ? clamp_index(*end) : size;
-  int64_t length = e > s ? (e - s + step - 1) / step : 0;
+  int64_t length = e > s ? (e - s - 1) / step + 1 : 0;
   DimVector sizes(x.sizes()), strides(x.strides());
   sizes[dim] = length;
-  strides[dim] *= step;
+  // stride * step overflows only when length <= 1, and then any stride will do
+  int64_t stride = 0;
+  if (!__builtin_mul_overflow(strides[dim], step, &stride)) strides[dim] = stride;
   return view_of(x, sizes, strides, x.storage_offset() + s * x.strides()[dim]);
 }
 
@@ -187,13 +196,21 @@ Tensor as_strided_backend(const StridedOp& op, const Tensor& x, IntArrayRef size
                           IntArrayRef strides, int64_t offset) {
   KILN_CHECK_VALUE(sizes.size() == strides.size(), op.name(), ": mismatch in length of sizes (",
                    sizes.size(), ") and strides (", strides.size(), ")");
-  int64_t last = offset;
+  KILN_CHECK_VALUE(offset >= 0, op.name(), ": negative storage offset ", offset);
+  int64_t numel = checked_numel(op.name(), sizes, x.dtype());
+  int64_t last = offset;  // the last element addressed, unless it overflows
+  bool overflow = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    KILN_CHECK_VALUE(sizes[i] >= 0 && strides[i] >= 0, op.name(), ": negative size or stride");
-    if (sizes[i] > 0) last += (sizes[i] - 1) * strides[i];
+    KILN_CHECK_VALUE(strides[i] >= 0, op.name(), ": negative stride ", strides[i], " in ",
+                     strides);
+    int64_t span = 0;
+    if (sizes[i] > 0) {
+      overflow = overflow || __builtin_mul_overflow(sizes[i] - 1, strides[i], &span) ||
+                 __builtin_add_overflow(last, span, &last);
+    }
   }
   int64_t capacity = static_cast<int64_t>(x.storage()->nbytes() / x.element_size());
-  KILN_CHECK_VALUE(product(sizes) == 0 || last < capacity, op.name(), ": setStorage: sizes ",
+  KILN_CHECK_VALUE(numel == 0 || (!overflow && last < capacity), op.name(), ": setStorage: sizes ",
                    sizes, ", strides ", strides, " and storage offset ", offset,
                    " need more elements than the storage holds (", capacity, ")");
   return view_of(x, sizes, strides, offset);
@@ -202,7 +219,12 @@ Tensor as_strided_backend(const StridedOp& op, const Tensor& x, IntArrayRef size
 Tensor unsqueeze_backend(const DimOp& op, const Tensor& x, int64_t dim) {
   dim = wrap_dim(dim, x.dim() + 1, op.name());
   DimVector sizes(x.sizes()), strides(x.strides());
-  int64_t stride = dim < x.dim() ? x.sizes()[dim] * x.strides()[dim] : 1;
+  // as PyTorch, size * stride of the next dimension; any stride serves a dimension of size 1,
+  // so 1 where that overflows
+  int64_t stride = 1;
+  if (dim < x.dim() && __builtin_mul_overflow(x.sizes()[dim], x.strides()[dim], &stride)) {
+    stride = 1;
+  }
   sizes.insert(static_cast<size_t>(dim), 1);
   strides.insert(static_cast<size_t>(dim), stride);
   return view_of(x, sizes, strides, x.storage_offset());
@@ -276,7 +298,9 @@ Tensor Tensor::view(IntArrayRef sizes) const { return detail::view_op(*this, siz
 Tensor Tensor::reshape(IntArrayRef sizes) const { return detail::reshape_op(*this, sizes); }
 Tensor Tensor::expand(IntArrayRef sizes) const { return detail::expand_op(*this, sizes); }
 Tensor Tensor::permute(IntArrayRef dims) const { return detail::permute_op(*this, dims); }
-Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return detail::transpose_op(*this, d0, d1); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  return detail::transpose_op(*this, d0, d1);
+}
 Tensor Tensor::t() const {
   KILN_CHECK_VALUE(dim() <= 2, "t(): expects a tensor with <= 2 dimensions, but self is ", dim(),
                    "D");
@@ -379,8 +403,9 @@ Tensor reshape_autograd(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
 Tensor expand_autograd(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
   Tensor out = below(op, x, sizes);
   DimVector in_sizes(x.sizes());
-  record_simple("ExpandBackward0", x, out,
-                [in_sizes](const Tensor& g) { return autograd::detail::sum_to(g, in_sizes); }, true);
+  record_simple(
+      "ExpandBackward0", x, out,
+      [in_sizes](const Tensor& g) { return autograd::detail::sum_to(g, in_sizes); }, true);
   return out;
 }
 

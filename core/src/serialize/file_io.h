@@ -46,7 +46,8 @@ class OutputFile {
 
 // Creates `path` with the contents `write_contents` produces, atomically: a reader sees the old
 // file or the complete new one. Throws "<who>: cannot write '<path>': <reason>"; the temporary
-// file is removed on any error.
+// file is removed on any error, and the stale temporaries of earlier saves to `path` that died
+// are removed first (see Note [Stale temporaries] in file_io.cpp).
 void write_atomically(const char* who, const std::string& path,
                       const std::function<void(OutputFile&)>& write_contents);
 

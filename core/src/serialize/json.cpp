@@ -54,6 +54,7 @@ class Parser {
   Value value(int depth) {
     if (depth >= kMaxDepth) fail("JSON nested too deeply");
     Value v;
+    v.offset = pos_;
     char c = peek();
     if (c == '{') {
       v.kind = Value::Kind::Object;
@@ -102,7 +103,7 @@ class Parser {
       expect(':');
       skip_space();
       Value member = value(depth + 1);
-      v.object.emplace_back(std::move(key), std::move(member));
+      v.object.push_back({std::move(key), std::move(member)});
       skip_space();
       if (peek() == ',') {
         ++pos_;

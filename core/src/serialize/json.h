@@ -7,10 +7,11 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace kiln::json {
+
+struct Member;
 
 struct Value {
   enum class Kind { Null, Bool, Integer, Number, String, Array, Object };
@@ -20,12 +21,21 @@ struct Value {
   double number = 0;        // Kind::Number
   std::string string;       // Kind::String
   std::vector<Value> array;  // Kind::Array
-  std::vector<std::pair<std::string, Value>> object;  // Kind::Object, in file order
+  // Kind::Object, in file order (Member, not std::pair: clang's libstdc++ checks refuse a pair
+  // of the incomplete Value)
+  std::vector<Member> object;
+  size_t offset = 0;  // where the value starts in the parsed text, for messages
 
   // The member `key` of an object, or null when absent.
   const Value* find(std::string_view key) const;
   // "object", "string", ... for messages.
   const char* kind_name() const;
+};
+
+// A key and value of an object.
+struct Member {
+  std::string first;
+  Value second;
 };
 
 // Parses one JSON document (surrounding whitespace allowed). Throws kiln::Error whose message

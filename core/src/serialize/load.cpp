@@ -24,20 +24,17 @@ Tensor read_tensor(const fileio::InputFile& file, const std::string& path, uint6
   if (n == 0) return t;
   auto* bytes = static_cast<unsigned char*>(t.data_ptr());
   if (file.read_at(bytes, n, data_start + e.begin) != n) {
-    invalid(path, detail::str("the file ended while reading tensor '", e.name, "'"));
+    invalid(path, detail::str("the file ended while reading tensor '", e.name, "' at byte ",
+                              data_start + e.begin));
+  }
+  try {
+    safetensors::check_data(e, bytes, n);
+  } catch (const Error& error) {
+    invalid(path, error.what());
   }
   if constexpr (std::endian::native == std::endian::big) {
     size_t size = element_size(e.dtype);
     for (size_t i = 0; i < n; i += size) std::reverse(bytes + i, bytes + i + size);
-  }
-  if (e.dtype == kBool) {
-    const unsigned char* bad =
-        std::find_if(bytes, bytes + n, [](unsigned char b) { return b > 1; });
-    if (bad != bytes + n) {
-      invalid(path, detail::str("BOOL tensor '", e.name, "' holds the byte ",
-                                static_cast<int>(*bad), " at element ", bad - bytes,
-                                " (booleans are 0 or 1)"));
-    }
   }
   return t;
 }
@@ -72,7 +69,8 @@ SafetensorsContents load_safetensors(const std::string& path) {
   try {
     header = safetensors::parse_header(header_text, file.size() - data_start);
   } catch (const Error& e) {
-    invalid(path, e.what());
+    invalid(path, detail::str(e.what(), " (the header is bytes [8, ", data_start,
+                              ") of the file, the data buffer follows)"));
   }
   SafetensorsContents contents;
   contents.metadata = std::move(header.metadata);

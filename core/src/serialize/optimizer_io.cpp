@@ -8,6 +8,7 @@
 #include <kiln/serialize.h>
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 namespace kiln {
@@ -44,7 +45,8 @@ int64_t parse_int(const std::string& text, const std::string& what, const std::s
 double parse_double(const std::string& text, const std::string& what, const std::string& path) {
   double v = 0;
   auto result = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (result.ec != std::errc() || result.ptr != text.data() + text.size()) {
+  // NaN is never an option's value (an infinite one may be, and is written as "inf")
+  if (result.ec != std::errc() || result.ptr != text.data() + text.size() || std::isnan(v)) {
     invalid(path, detail::str(what, " is '", text, "', not a number"));
   }
   return v;

@@ -76,16 +76,19 @@ Entry read_entry(const std::string& name, const json::Value& info) {
     KILN_CHECK(false, "tensor '", name, "' has unknown dtype '", code, "'");
   }
   e.dtype = *dtype;
-  // numel * element size, refusing shapes whose byte count overflows.
-  uint64_t bytes = element_size(e.dtype);
+  // numel * element size, refusing shapes a tensor cannot have (Note [Checked sizes] in
+  // core/src/tensor_internal.h): the product of the sizes, 0 counted as 1, times the element
+  // size must fit int64, or the strides of an empty tensor such as [0, 2^62, 2^62] overflow.
   for (const json::Value& d : member(info, name, "shape", json::Value::Kind::Array).array) {
-    uint64_t n = read_count(d, name, "shape");
-    KILN_CHECK(n == 0 || bytes <= std::numeric_limits<uint64_t>::max() / n, "tensor '", name,
-               "' has a shape too large to address");
-    KILN_CHECK(n <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()), "tensor '", name,
-               "' has a dimension too large");
-    bytes *= n;
-    e.shape.push_back(static_cast<int64_t>(n));
+    e.shape.push_back(static_cast<int64_t>(read_count(d, name, "shape")));
+  }
+  uint64_t bytes = element_size(e.dtype);
+  auto extent = static_cast<int64_t>(bytes);
+  for (int64_t n : e.shape) {
+    KILN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(n, 1), &extent), "tensor '",
+               name, "' has a shape too large to address: ", shape_str(e.shape), " of ", code,
+               " spans more than 2^63 - 1 bytes (counting each 0 as 1, for its strides)");
+    bytes *= static_cast<uint64_t>(n);  // at most extent
   }
   const auto& offsets = member(info, name, "data_offsets", json::Value::Kind::Array).array;
   KILN_CHECK(offsets.size() == 2, "tensor '", name,
@@ -133,6 +136,15 @@ void check_layout(std::vector<const Entry*> order, uint64_t data_size) {
 }
 
 }  // namespace
+
+void check_data(const Entry& e, const unsigned char* bytes, size_t n) {
+  if (e.dtype != kBool) return;
+  const unsigned char* bad = std::find_if(bytes, bytes + n, [](unsigned char b) { return b > 1; });
+  KILN_CHECK(bad == bytes + n, "BOOL tensor '", e.name, "' holds the byte ",
+             static_cast<int>(bad == bytes + n ? 0 : *bad), " at element ", bad - bytes,
+             " (booleans are 0 or 1), byte ", e.begin + static_cast<uint64_t>(bad - bytes),
+             " of the data");
+}
 
 const char* dtype_code(ScalarType dtype) {
   for (const DtypeCode& c : kCodes) {
@@ -186,7 +198,12 @@ Header parse_header(std::string_view json_text, uint64_t data_size) {
     if (name == "__metadata__") {
       read_metadata(info, header.metadata);
     } else {
-      header.entries.push_back(read_entry(name, info));
+      try {
+        header.entries.push_back(read_entry(name, info));
+      } catch (const Error& e) {  // where: the header starts at byte 8 of a file
+        throw Error(detail::str(e.what(), " (the entry at byte ", 8 + info.offset,
+                                " of the file)"));
+      }
     }
   }
   std::vector<const Entry*> order;

@@ -41,9 +41,15 @@ struct Header {
 };
 
 // Parses the JSON header and checks every entry against a data buffer of data_size bytes: known
-// dtype, non-negative shape, offsets in range, byte count = numel * element size, and offsets
-// that cover the buffer without overlaps or holes. Throws kiln::Error with the problem (the
-// caller adds the file name).
+// dtype, non-negative shape whose strides and byte count fit int64, offsets in range, byte count
+// = numel * element size, and offsets that cover the buffer without overlaps or holes. Throws
+// kiln::Error with the problem and, for an entry, its byte offset in the file (the caller adds
+// the file name).
 Header parse_header(std::string_view json_text, uint64_t data_size);
+
+// Checks the n bytes of entry e's data (little-endian, as in the file): a BOOL tensor's bytes
+// must be 0 or 1. Throws kiln::Error naming the tensor, the element and its byte offset in the
+// data buffer.
+void check_data(const Entry& e, const unsigned char* bytes, size_t n);
 
 }  // namespace kiln::safetensors

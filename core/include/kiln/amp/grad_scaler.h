@@ -20,8 +20,11 @@
 // passes everything through (scale returns its input, step just steps, update does nothing).
 //
 // Beyond PyTorch: last_step_skipped() says whether the latest step() skipped the optimizer's
-// step (PyTorch issue 67590), and GradScalerOptions::min_scale stops the back-off from driving the
-// scale to zero after repeated overflows.
+// step (PyTorch issue 67590), and the scale has a floor, GradScalerOptions::min_scale (default
+// kDefaultMinScale), so that a long overflow streak cannot drive it to zero: PyTorch's reaches 0
+// after ~150 consecutive overflows, and the next clean step multiplies the gradients by 1/0 and
+// writes NaN into the weights. Scales (init_scale, update(new_scale), a loaded state) must be
+// finite and within [min_scale, float32's largest].
 #pragma once
 
 #include <kiln/export.h>
@@ -36,13 +39,20 @@
 
 namespace kiln::amp {
 
+// The default floor of the scale: float32's smallest normal number, 2^-126, the smallest scale
+// whose reciprocal (the unscale factor) is a finite float32. It changes nothing while the scale
+// stays within float32's normal range, where PyTorch's arithmetic is kept exactly.
+constexpr double kDefaultMinScale = 0x1p-126;
+
 struct KILN_API GradScalerOptions {
   double init_scale = 65536.0;  // 2^16
   double growth_factor = 2.0;   // must be > 1
   double backoff_factor = 0.5;  // must be < 1
   int64_t growth_interval = 2000;
   bool enabled = true;
-  std::optional<double> min_scale;  // kiln's addition: the back-off never goes below it
+  // kiln's addition: the back-off never goes below it; kDefaultMinScale when unset, and at least
+  // that when set
+  std::optional<double> min_scale;
 
   GradScalerOptions& set_init_scale(double v) { init_scale = v; return *this; }
   GradScalerOptions& set_growth_factor(double v) { growth_factor = v; return *this; }
@@ -54,8 +64,9 @@ struct KILN_API GradScalerOptions {
 
 class KILN_API GradScaler {
  public:
-  // Throws ValueError when growth_factor <= 1, backoff_factor >= 1, growth_interval < 1, or
-  // min_scale is not positive.
+  // Throws ValueError when growth_factor is not a finite number > 1, backoff_factor is not in
+  // (0, 1), growth_interval is not in [1, 2^31 - 1], min_scale is below kDefaultMinScale or not
+  // finite, or init_scale is not finite or outside [min_scale, float32's largest].
   explicit GradScaler(GradScalerOptions options = {});
 
   // outputs * scale (each of a list); the input itself when disabled.
@@ -74,7 +85,8 @@ class KILN_API GradScaler {
   // Backs the scale off (x backoff_factor, not below min_scale) when any optimizer stepped this
   // iteration saw inf or NaN; otherwise grows it (x growth_factor) every growth_interval
   // consecutive clean updates. With new_scale, sets the scale to it instead (the growth tracker
-  // is kept). Starts a new iteration for every optimizer.
+  // is kept; ValueError when it is not finite or outside [min_scale, float32's largest]).
+  // Starts a new iteration for every optimizer.
   void update(std::optional<double> new_scale = std::nullopt);
   // The same with a 1-element tensor that does not require grad.
   void update(const Tensor& new_scale);
@@ -99,8 +111,9 @@ class KILN_API GradScaler {
   // {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}, as
   // PyTorch's state_dict(); empty when disabled.
   std::map<std::string, double> state_dict() const;
-  // Restores a state_dict(); does nothing when disabled; throws for an empty dict or a missing
-  // key.
+  // Restores a state_dict(); does nothing when disabled; throws for an empty dict, a missing
+  // key or a value the options would refuse (a NaN scale, a fractional interval, a tracker
+  // outside [0, growth_interval)), and then changes nothing.
   void load_state_dict(const std::map<std::string, double>& state);
 
  private:
@@ -111,6 +124,8 @@ class KILN_API GradScaler {
   };
   OptimizerState& state_of(const optim::Optimizer& opt) { return per_optimizer_[&opt]; }
   void check_factors() const;
+  // ValueError "<who>: <what> ..." unless v is a finite float32 scale >= min_scale_.
+  void check_scale(const char* who, const char* what, double v) const;
 
   bool enabled_;
   bool scale_initialized_ = false;
@@ -120,7 +135,8 @@ class KILN_API GradScaler {
   double backoff_factor_;
   int64_t growth_interval_;
   int32_t growth_tracker_ = 0;  // int32, as PyTorch's tracker tensor
-  std::optional<double> min_scale_;
+  double min_scale_;
+  bool warned_at_floor_ = false;
   bool last_step_skipped_ = false;
   int64_t skipped_steps_ = 0;
   std::map<const optim::Optimizer*, OptimizerState> per_optimizer_;

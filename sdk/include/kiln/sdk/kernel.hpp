@@ -83,17 +83,39 @@ decltype(auto) visit_dtype(int32_t dtype, F&& f) {
   }
 }
 
+// *out = a * b, or false when the product overflows int64 (then *out is unchanged). Portable
+// (nvcc's front end included), for the size products below.
+inline bool checked_mul(int64_t a, int64_t b, int64_t* out) {
+  constexpr int64_t kMax = INT64_MAX, kMin = INT64_MIN;
+  if (a != 0 && b != 0) {
+    bool overflow = a > 0 ? (b > 0 ? a > kMax / b : b < kMin / a)
+                          : (b > 0 ? a < kMin / b : a < kMax / b);
+    if (overflow) return false;
+  }
+  *out = a * b;
+  return true;
+}
+
+// The element count of t; throws std::overflow_error when it overflows int64 (the core never
+// passes such a tensor).
 inline int64_t numel(const kiln_tensor& t) {
   int64_t n = 1;
-  for (int32_t d = 0; d < t.ndim; ++d) n *= t.sizes[d];
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    if (!checked_mul(n, t.sizes[d], &n)) {
+      throw std::overflow_error("numel: the product of the sizes overflows int64");
+    }
+  }
   return n;
 }
 
 inline bool is_contiguous(const kiln_tensor& t) {
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    if (t.sizes[d] == 0) return true;  // no elements: any strides will do
+  }
   int64_t expected = 1;
   for (int32_t d = t.ndim - 1; d >= 0; --d) {
     if (t.sizes[d] != 1 && t.strides[d] != expected) return false;
-    expected *= t.sizes[d];
+    if (!checked_mul(expected, t.sizes[d], &expected)) return false;
   }
   return true;
 }
@@ -175,21 +197,29 @@ class StridedLoop {
     }
     // dims stored innermost first, dropping size-1 dims and merging contiguous neighbours
     ndim_ = 0;
-    numel_ = 1;
+    size_[0] = 0;
+    numel_ = sdk::numel(first);
+    if (numel_ == 0) {  // nothing to run; the strides of an empty tensor may not fit
+      ndim_ = 1;
+      for (int k = 0; k < N; ++k) stride_[0][k] = item_[k];
+      return;
+    }
     for (int32_t d = first.ndim - 1; d >= 0; --d) {
       int64_t size = first.sizes[d];
-      numel_ *= size;
       if (size == 1) continue;
+      int64_t bytes[N];  // the operands' byte strides along d
+      for (int k = 0; k < N; ++k) bytes[k] = byte_stride(ops[k]->strides[d], item_[k]);
       bool merge = ndim_ > 0;
       for (int k = 0; k < N && merge; ++k) {
-        merge = ops[k]->strides[d] * item_[k] == stride_[ndim_ - 1][k] * size_[ndim_ - 1];
+        int64_t span = 0;
+        merge = checked_mul(stride_[ndim_ - 1][k], size_[ndim_ - 1], &span) && bytes[k] == span;
       }
       if (merge) {
         size_[ndim_ - 1] *= size;
         continue;
       }
       size_[ndim_] = size;
-      for (int k = 0; k < N; ++k) stride_[ndim_][k] = ops[k]->strides[d] * item_[k];
+      for (int k = 0; k < N; ++k) stride_[ndim_][k] = bytes[k];
       ++ndim_;
     }
     if (ndim_ == 0) {  // a single element
@@ -244,6 +274,14 @@ class StridedLoop {
   }
 
  private:
+  static int64_t byte_stride(int64_t stride, int64_t item) {
+    int64_t bytes = 0;
+    if (!checked_mul(stride, item, &bytes)) {
+      throw std::overflow_error("StridedLoop: a stride in bytes overflows int64");
+    }
+    return bytes;
+  }
+
   char* base_[N];
   int64_t item_[N];
   int64_t size_[kMaxDims];
