@@ -50,6 +50,22 @@ BOOST_AUTO_TEST_CASE(folder_of_images_each_sample_once_through_workers) {
               "unknown option 'colour'");
 }
 
+BOOST_AUTO_TEST_CASE(options_of_the_spec_are_named_in_errors) {
+  TempDir dir;
+  for (int i = 0; i < 5; ++i) data_test::write_file(dir / (data_test::key_of(i) + ".txt"), "x");
+  std::string url = "dir:" + dir.path().string();
+  // std::stoll's bare "stoll" before
+  for (std::string bad : {"abc", "", "0", "-4", "4x", "99999999999999999999"}) {
+    CHECK_ERROR(kiln::Error, open(url + "?shard_size=" + bad),
+                "option shard_size='" + bad + "' is not a positive integer", "shard_size=64");
+  }
+  // a huge shard_size is one shard ("the spec names no shard" before: the count overflowed)
+  auto one = open(url + "?shard_size=9223372036854775807");
+  BOOST_TEST(one->shards().size() == 1u);
+  BOOST_TEST(data_test::read_all(url + "?shard_size=9223372036854775807").size() == 5u);
+  BOOST_TEST(open(url + "?shard_size=2&pattern=*.txt")->shards().size() == 3u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // The example plugin of docs/writing-a-data-source.md, loaded by hand.
