@@ -118,8 +118,8 @@ void SourceDataset::resume_from(const Sample& delivered) {
     state_->set_exclude(nullptr);
     return;
   }
-  state_->set_exclude(
-      std::make_shared<const detail::DeliveredSet>(detail::DeliveredSet::from_sample(delivered)));
+  state_->set_exclude(std::make_shared<const detail::DeliveredSet>(
+      detail::DeliveredSet::from_sample(delivered, state_->label() + ": resume_from")));
 }
 
 std::shared_ptr<SourceDataset> open(const std::string& scheme, const std::string& spec,
