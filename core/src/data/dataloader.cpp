@@ -212,15 +212,19 @@ DataLoader::Iterator DataLoader::begin() {
 
   std::shared_ptr<detail::WorkerPool> pool;
   if (workers > 0) {
+    // Note [Stuck workers]: the time stopping a pool waits before abandoning a worker
+    std::chrono::milliseconds grace =
+        options_.timeout().count() > 0 ? options_.timeout() : std::chrono::milliseconds(5000);
     if (options_.persistent_workers()) {
-      if (!persistent_pool_) {
+      // (a timeout stops even persistent workers)
+      if (!persistent_pool_ || persistent_pool_->stopped()) {
         persistent_pool_ = std::make_shared<detail::WorkerPool>(
-            workers, options_.worker_init_fn(), spec->info);
+            workers, options_.worker_init_fn(), spec->info, grace);
       }
       pool = persistent_pool_;
     } else {
       pool = std::make_shared<detail::WorkerPool>(workers, options_.worker_init_fn(),
-                                                  spec->info);
+                                                  spec->info, grace);
     }
   }
   auto run = std::make_shared<detail::EpochRun>(spec, options_, state_, pool,

@@ -96,6 +96,7 @@ bool SourceReader::excluded(int64_t shard, int64_t ordinal) {
 bool SourceReader::read_source(RawRef& out) {
   const kiln_source_ops* ops = state_->source->ops;
   for (;;) {
+    check_cancelled();  // each raw sample, skipped ones too
     if (reader_ == nullptr) {
       if (plan_pos_ >= plan_.size()) return false;
       shard_ = plan_[plan_pos_++];
