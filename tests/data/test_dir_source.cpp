@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 
 using namespace kiln::data;
 using data_test::TempDir;
@@ -64,6 +65,10 @@ BOOST_AUTO_TEST_CASE(options_of_the_spec_are_named_in_errors) {
   BOOST_TEST(one->shards().size() == 1u);
   BOOST_TEST(data_test::read_all(url + "?shard_size=9223372036854775807").size() == 5u);
   BOOST_TEST(open(url + "?shard_size=2&pattern=*.txt")->shards().size() == 3u);
+  // a huge world_size: rank 1 of 2^63 - 1 reads shard 1 only (rank + world_size overflowed)
+  auto options = SourceOptions().world_size(std::numeric_limits<int64_t>::max()).rank(1);
+  std::vector<Sample> rank1 = data_test::read_all(url + "?shard_size=1", options);
+  BOOST_TEST(rank1.size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -118,7 +118,7 @@ int64_t DataLoader::size() const {
   int64_t n = options_.sampler()->size();
   if (!options_.batch_size()) return n;
   int64_t bs = *options_.batch_size();
-  return options_.drop_last() ? n / bs : (n + bs - 1) / bs;
+  return n / bs + (!options_.drop_last() && n % bs != 0 ? 1 : 0);  // (n + bs - 1 overflows)
 }
 
 DataLoader::Iterator DataLoader::begin() {
