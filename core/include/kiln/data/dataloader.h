@@ -74,9 +74,10 @@ class KILN_API DataLoader {
   // "delivered" (iterable datasets that track provenance). Save it with dump_state().
   Sample state_dict() const;
   // Makes the next begin() resume at `state`: the epoch continues exactly where the state was
-  // taken. Every field is checked first (kiln::ValueError naming the field). Map-style datasets resume with any worker count, and with another number of ranks
-  // when batch_size x ranks is unchanged; iterable datasets resume with the same worker count,
-  // or with another one when the dataset tracks provenance (kiln::data::open sources do).
+  // taken. Every field is checked first (kiln::ValueError naming the field). Map-style datasets
+  // resume with any worker count, and with another number of ranks when batch_size x ranks is
+  // unchanged; iterable datasets resume with the same worker count, or with another one when
+  // the dataset tracks provenance (kiln::data::open sources do).
   void load_state_dict(const Sample& state);
 
  private:
