@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -206,6 +207,56 @@ size_t thread_count() {
   return n;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Polls `done` every 5 ms for at most 10 s.
+template <class F>
+bool wait_until(F done) {
+  auto start = std::chrono::steady_clock::now();
+  while (!done()) {
+    if (seconds_since(start) > 10.0) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+// Abandoned workers end once their call returns: back to `baseline` within 10 s.
+bool no_abandoned_worker_left(int64_t baseline) {
+  return wait_until([&] { return abandoned_workers() <= baseline; });
+}
+
+// Holds the workers that pass() until open(), or 30 s at most, so that a failing test cannot hang
+// the process. Owned by the dataset's function through a shared_ptr: an abandoned worker
+// outlives the test's stack.
+class Gate {
+ public:
+  void pass() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++waiting_;
+    cv_.wait_for(lock, std::chrono::seconds(30), [&] { return open_; });
+    --waiting_;
+  }
+  void open() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  int waiting() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return waiting_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool open_ = false;
+  int waiting_ = 0;
+};
+
 BOOST_AUTO_TEST_CASE(early_exit_and_destruction_stop_the_workers) {
   std::atomic<int64_t> loaded{0};
   auto ds = numbers(100000, -1, [&](int64_t) { loaded.fetch_add(1); });
@@ -296,11 +347,98 @@ BOOST_AUTO_TEST_CASE(worker_init_fn_error_reaches_the_caller) {
 }
 
 BOOST_AUTO_TEST_CASE(timeout_raises_instead_of_hanging) {
+  int64_t baseline = abandoned_workers();
   auto slow = numbers(4, -1, [](int64_t) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   });
   DataLoader loader(slow, DataLoaderOptions(1).workers(1).timeout(std::chrono::milliseconds(20)));
   CHECK_ERROR(kiln::Error, loader.begin(), "DataLoader timed out after 20 ms");
+  BOOST_TEST(no_abandoned_worker_left(baseline));  // the sleeping worker ends on its own
+}
+
+BOOST_AUTO_TEST_CASE(timeout_fires_and_the_loader_returns_with_a_stuck_worker) {
+  // Index 0 blocks until the end of the test: its worker is stuck. The timeout used to join it
+  // first, so begin() hung as long as the worker did (30 s here).
+  int64_t baseline = abandoned_workers();
+  auto gate = std::make_shared<Gate>();
+  auto ds = numbers(8, -1, [gate](int64_t i) {
+    if (i == 0) gate->pass();
+  });
+  auto start = std::chrono::steady_clock::now();
+  {
+    DataLoader loader(ds, DataLoaderOptions(1).workers(2).timeout(std::chrono::milliseconds(100)));
+    CHECK_ERROR(kiln::Error, loader.begin(), "DataLoader timed out after 100 ms",
+                "batch 0 from worker 0", "stuck worker thread(s) abandoned");
+    // (at least the stuck one: on a loaded machine the idle one may be slow to wake too)
+    BOOST_TEST(abandoned_workers() >= baseline + 1);
+  }
+  BOOST_TEST(seconds_since(start) < 2.0);
+  gate->open();
+  BOOST_TEST(no_abandoned_worker_left(baseline));
+}
+
+BOOST_AUTO_TEST_CASE(destruction_returns_with_a_stuck_worker) {
+  int64_t baseline = abandoned_workers();
+  for (bool persistent : {false, true}) {
+    auto gate = std::make_shared<Gate>();
+    auto ds = numbers(100, -1, [gate](int64_t i) {
+      if (i == 1) gate->pass();  // batch 1, worker 1's first: requested by begin()
+    });
+    std::chrono::steady_clock::time_point start;
+    {
+      DataLoader loader(ds, DataLoaderOptions(1).workers(2).persistent_workers(persistent)
+                                .timeout(std::chrono::milliseconds(500)));
+      DataLoader::Iterator it = loader.begin();
+      BOOST_TEST(wait_until([&] { return gate->waiting() == 1; }));
+      start = std::chrono::steady_clock::now();
+    }  // the iterator, then the loader: neither waits for the stuck worker past the timeout
+    BOOST_TEST(seconds_since(start) < 2.0, "persistent=" << persistent);
+    BOOST_TEST(abandoned_workers() >= baseline + 1);
+    gate->open();
+    BOOST_TEST(no_abandoned_worker_left(baseline));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_timeout_replaces_stuck_persistent_workers) {
+  int64_t baseline = abandoned_workers();
+  auto gate = std::make_shared<Gate>();
+  auto stuck_once = std::make_shared<std::atomic<bool>>(true);
+  auto ds = numbers(8, -1, [gate, stuck_once](int64_t i) {
+    if (i == 3 && stuck_once->exchange(false)) gate->pass();
+  });
+  DataLoader loader(ds, DataLoaderOptions(2).workers(2).persistent_workers(true)
+                            .timeout(std::chrono::milliseconds(500)));
+  CHECK_ERROR(kiln::Error, epoch(loader), "DataLoader timed out after 500 ms");
+  BOOST_TEST(epoch(loader) == range(8));  // new threads, while the stuck one still waits
+  BOOST_TEST(abandoned_workers() >= baseline + 1);
+  gate->open();
+  BOOST_TEST(no_abandoned_worker_left(baseline));
+}
+
+BOOST_AUTO_TEST_CASE(leaving_early_waits_for_one_sample_per_worker_not_a_batch) {
+  // Batches of 32 samples of 5 ms each: leaving the loop used to finish every batch in flight
+  // (up to 31 more samples per worker); now each worker stops after the sample it is in.
+  std::atomic<int64_t> started{0};
+  auto ds = numbers(10000, -1, [&started](int64_t) {
+    started.fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  });
+  for (bool persistent : {false, true}) {
+    DataLoader loader(ds, DataLoaderOptions(32).workers(2).persistent_workers(persistent));
+    int64_t at_break = 0;
+    auto start = std::chrono::steady_clock::now();
+    for (Sample& b : loader) {
+      (void)b;
+      at_break = started.load();
+      start = std::chrono::steady_clock::now();
+      break;
+    }
+    double seconds = seconds_since(start);  // (the loop's end joins non-persistent workers)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    int64_t more = started.load() - at_break;
+    BOOST_TEST(more <= 2 * 2, "persistent=" << persistent << ": " << more << " more samples");
+    BOOST_TEST(seconds < 1.0);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(argument_errors_as_pytorch) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 
 using namespace kiln::data;
 using data_test::TempDir;
@@ -48,6 +49,26 @@ BOOST_AUTO_TEST_CASE(folder_of_images_each_sample_once_through_workers) {
   CHECK_ERROR(kiln::Error, open("dir:" + (dir / "missing")), "is not a folder");
   CHECK_ERROR(kiln::Error, open("dir:" + dir.path().string() + "?colour=red"),
               "unknown option 'colour'");
+}
+
+BOOST_AUTO_TEST_CASE(options_of_the_spec_are_named_in_errors) {
+  TempDir dir;
+  for (int i = 0; i < 5; ++i) data_test::write_file(dir / (data_test::key_of(i) + ".txt"), "x");
+  std::string url = "dir:" + dir.path().string();
+  // std::stoll's bare "stoll" before
+  for (std::string bad : {"abc", "", "0", "-4", "4x", "99999999999999999999"}) {
+    CHECK_ERROR(kiln::Error, open(url + "?shard_size=" + bad),
+                "option shard_size='" + bad + "' is not a positive integer", "shard_size=64");
+  }
+  // a huge shard_size is one shard ("the spec names no shard" before: the count overflowed)
+  auto one = open(url + "?shard_size=9223372036854775807");
+  BOOST_TEST(one->shards().size() == 1u);
+  BOOST_TEST(data_test::read_all(url + "?shard_size=9223372036854775807").size() == 5u);
+  BOOST_TEST(open(url + "?shard_size=2&pattern=*.txt")->shards().size() == 3u);
+  // a huge world_size: rank 1 of 2^63 - 1 reads shard 1 only (rank + world_size overflowed)
+  auto options = SourceOptions().world_size(std::numeric_limits<int64_t>::max()).rank(1);
+  std::vector<Sample> rank1 = data_test::read_all(url + "?shard_size=1", options);
+  BOOST_TEST(rank1.size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

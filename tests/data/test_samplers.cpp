@@ -3,6 +3,7 @@
 #include "data_test.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -77,6 +78,27 @@ BOOST_AUTO_TEST_CASE(batch_sampler_groups_and_drops) {
   BOOST_TEST(drop.batches(0, 0).size() == 2u);
   CHECK_ERROR(kiln::ValueError, BatchSampler(seq, 0, false),
               "batch_size should be a positive integer value, but got batch_size=0");
+}
+
+BOOST_AUTO_TEST_CASE(sizes_near_the_int64_limit_do_not_overflow) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  auto ten = std::make_shared<SequentialSampler>(10);
+  // (n + batch_size - 1) / batch_size overflowed: -1 batches
+  auto ds = std::make_shared<LambdaDataset>(10, [](int64_t i) { return Sample(i); });
+  BOOST_TEST(DataLoader(ds, DataLoaderOptions(max)).size() == 1);
+  BOOST_TEST(DataLoader(ds, DataLoaderOptions(max).drop_last(true)).size() == 0);
+  BOOST_TEST(BatchSampler(ten, max, false).size() == 1);
+  BOOST_TEST(BatchSampler(ten, 3, false).size() == 4);
+  BOOST_TEST(BatchSampler(ten, 3, true).size() == 3);
+  // padding to a multiple of the replicas overflowed (size + num_replicas - 1)
+  CHECK_ERROR(kiln::ValueError, DistributedSampler(max, 2, 0, false),
+              "DistributedSampler: size 9223372036854775807 padded to a multiple of "
+              "num_replicas 2 overflows int64");
+  BOOST_TEST(DistributedSampler(max, 2, 1, false, 0, /*drop_last=*/true).size() == max / 2);
+  // PyTorch's ceil((size - num_replicas) / num_replicas) with drop_last
+  BOOST_TEST(DistributedSampler(10, 4, 0, false, 0, true).size() == 2);
+  BOOST_TEST(DistributedSampler(3, 4, 0, false, 0, true).size() == 0);
+  BOOST_TEST(DistributedSampler(8, 4, 0, false, 0, true).size() == 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

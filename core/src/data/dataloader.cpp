@@ -48,19 +48,6 @@ std::vector<std::vector<int64_t>> make_plan(const DataLoaderOptions& o, const Sa
   return plan;
 }
 
-int64_t get_int(const Sample& state, const char* key) {
-  KILN_CHECK_VALUE(state.contains(key) && state.at(key).is_int(), "DataLoader.load_state_dict: ",
-                   "the state has no integer '", key, "' (not a DataLoader state_dict?)");
-  return state.at(key).to_int();
-}
-
-std::vector<int64_t> get_ints(const Sample& state, const char* key) {
-  std::vector<int64_t> out;
-  if (!state.contains(key)) return out;
-  for (const Sample& v : state.at(key).list()) out.push_back(v.to_int());
-  return out;
-}
-
 }  // namespace
 
 DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options)
@@ -131,7 +118,7 @@ int64_t DataLoader::size() const {
   int64_t n = options_.sampler()->size();
   if (!options_.batch_size()) return n;
   int64_t bs = *options_.batch_size();
-  return options_.drop_last() ? n / bs : (n + bs - 1) / bs;
+  return n / bs + (!options_.drop_last() && n % bs != 0 ? 1 : 0);  // (n + bs - 1 overflows)
 }
 
 DataLoader::Iterator DataLoader::begin() {
@@ -141,7 +128,7 @@ DataLoader::Iterator DataLoader::begin() {
   int64_t readers = std::max<int64_t>(workers, 1);
   const Sampler* sampler = options_.batch_sampler() ? options_.batch_sampler()->sampler().get()
                                                     : options_.sampler().get();
-  std::optional<Sample> resume = std::move(s.pending);
+  std::optional<detail::SavedState> resume = std::move(s.pending);
   s.pending.reset();
 
   auto spec = std::make_shared<detail::EpochSpec>();
@@ -159,42 +146,37 @@ DataLoader::Iterator DataLoader::begin() {
 
   int64_t skip_samples = 0, skip_batches = 0, first_worker = 0;
   if (resume) {
-    const Sample& r = *resume;
-    s.epoch = get_int(r, "epoch");
-    s.base_seed = static_cast<uint64_t>(get_int(r, "base_seed"));
-    s.batches = get_int(r, "batches");
-    s.samples = get_int(r, "samples");
+    // checked by load_state_dict (SavedState::check)
+    const detail::SavedState& r = *resume;
+    s.epoch = r.epoch;
+    s.base_seed = r.base_seed;
+    s.batches = r.batches;
+    s.samples = r.samples;
     // a merged state (merge_states) always resumes through the delivered record
-    int64_t saved_readers =
-        r.contains("merged") ? -1 : std::max<int64_t>(get_int(r, "workers"), 1);
+    int64_t saved_readers = r.merged ? -1 : r.readers;
     s.worker_batches.assign(static_cast<size_t>(readers), 0);
     s.worker_samples.assign(static_cast<size_t>(readers), 0);
     s.exhausted.assign(static_cast<size_t>(readers), false);
     s.last_worker = -1;
-    s.delivered = detail::DeliveredSet::from_sample(r.contains("delivered") ? r.at("delivered")
-                                                                            : Sample());
+    s.delivered = r.delivered;
     s.resumed_from = Sample();
     if (map_dataset_) {
-      int64_t saved_replicas = get_int(r, "replicas");
-      int64_t global = s.samples * saved_replicas;
+      int64_t global = r.samples * r.replicas;  // checked not to overflow
       skip_samples = global / sampler->num_replicas();
       skip_batches = s.batches;
       s.samples = skip_samples;
     } else if (saved_readers == readers) {
       // Note [Order of batches]: each worker skips what it delivered; turns go on after the
       // worker of the last delivered batch.
-      std::vector<int64_t> wb = get_ints(r, "worker_batches");
-      std::vector<int64_t> ws = get_ints(r, "worker_samples");
-      std::vector<int64_t> ex = get_ints(r, "exhausted");
-      for (size_t w = 0; w < static_cast<size_t>(readers) && w < ws.size(); ++w) {
-        s.worker_batches[w] = w < wb.size() ? wb[w] : 0;
-        s.worker_samples[w] = ws[w];
-        s.exhausted[w] = w < ex.size() && ex[w] != 0;
+      for (size_t w = 0; w < static_cast<size_t>(readers); ++w) {
+        if (w < r.worker_batches.size()) s.worker_batches[w] = r.worker_batches[w];
+        if (w < r.worker_samples.size()) s.worker_samples[w] = r.worker_samples[w];
+        if (w < r.exhausted.size()) s.exhausted[w] = r.exhausted[w];
       }
-      s.last_worker = get_int(r, "last_worker");
+      s.last_worker = r.last_worker;  // in [-1, readers)
       spec->skip = s.worker_samples;
       first_worker = s.last_worker + 1;
-      if (r.contains("resumed_from")) s.resumed_from = r.at("resumed_from");
+      s.resumed_from = r.resumed_from;
     } else {
       // Another worker count: the dataset leaves out every sample delivered so far.
       s.resumed_from = s.delivered.to_sample();
@@ -230,15 +212,19 @@ DataLoader::Iterator DataLoader::begin() {
 
   std::shared_ptr<detail::WorkerPool> pool;
   if (workers > 0) {
+    // Note [Stuck workers]: the time stopping a pool waits before abandoning a worker
+    std::chrono::milliseconds grace =
+        options_.timeout().count() > 0 ? options_.timeout() : std::chrono::milliseconds(5000);
     if (options_.persistent_workers()) {
-      if (!persistent_pool_) {
+      // (a timeout stops even persistent workers)
+      if (!persistent_pool_ || persistent_pool_->stopped()) {
         persistent_pool_ = std::make_shared<detail::WorkerPool>(
-            workers, options_.worker_init_fn(), spec->info);
+            workers, options_.worker_init_fn(), spec->info, grace);
       }
       pool = persistent_pool_;
     } else {
       pool = std::make_shared<detail::WorkerPool>(workers, options_.worker_init_fn(),
-                                                  spec->info);
+                                                  spec->info, grace);
     }
   }
   auto run = std::make_shared<detail::EpochRun>(spec, options_, state_, pool,
@@ -252,7 +238,7 @@ DataLoader::Iterator DataLoader::end() { return Iterator(); }
 
 Sample DataLoader::state_dict() const {
   const detail::LoaderState& s = *state_;
-  if (s.pending) return *s.pending;  // loaded and not started yet
+  if (s.pending) return s.pending->original;  // loaded and not started yet
   const Sampler* sampler = nullptr;
   if (map_dataset_) {
     sampler = options_.batch_sampler() ? options_.batch_sampler()->sampler().get()
@@ -284,26 +270,21 @@ Sample DataLoader::state_dict() const {
 }
 
 void DataLoader::load_state_dict(const Sample& state) {
-  KILN_CHECK_VALUE(state.is_map(), "DataLoader.load_state_dict: expects the map that ",
-                   "state_dict() returned, got ", state.repr());
-  KILN_CHECK_VALUE(get_int(state, "version") == 1, "DataLoader.load_state_dict: unknown state ",
-                   "version ", get_int(state, "version"));
+  detail::SavedState saved = detail::SavedState::check(state, "DataLoader.load_state_dict");
   if (auto run = current_.lock()) run->cancel();
   detail::LoaderState& s = *state_;
-  bool in_epoch = state.contains("in_epoch") && state.at("in_epoch").to_bool();
-  s.epoch = get_int(state, "epoch");
+  s.epoch = saved.epoch;
   s.in_epoch = false;
   s.pending.reset();
-  if (!in_epoch) return;  // the next begin() starts that epoch from its first batch
+  if (!saved.in_epoch) return;  // the next begin() starts that epoch from its first batch
   int64_t readers = std::max<int64_t>(options_.workers(), 1);
-  int64_t saved_readers =
-      state.contains("merged") ? -1 : std::max<int64_t>(get_int(state, "workers"), 1);
+  int64_t saved_readers = saved.merged ? -1 : saved.readers;
   if (map_dataset_) {
     const Sampler* sampler = options_.batch_sampler() ? options_.batch_sampler()->sampler().get()
                                                       : options_.sampler().get();
-    int64_t global = get_int(state, "samples") * get_int(state, "replicas");
+    int64_t global = saved.samples * saved.replicas;  // checked not to overflow
     KILN_CHECK_VALUE(global % sampler->num_replicas() == 0, "DataLoader.load_state_dict: ",
-                     global, " samples were delivered across ", get_int(state, "replicas"),
+                     global, " samples were delivered across ", saved.replicas,
                      " replicas, which ", sampler->num_replicas(), " replicas cannot split ",
                      "evenly: resume with the same global batch (batch_size x replicas)");
   } else if (saved_readers != readers && !iterable_dataset_->tracks_provenance()) {
@@ -311,30 +292,27 @@ void DataLoader::load_state_dict(const Sample& state) {
                      "merge_states) resumes only datasets that track provenance");
     throw ValueError(kiln::detail::str(
         "DataLoader.load_state_dict: the state was saved with ", saved_readers, " reader",
-        saved_readers == 1 ? "" : "s", " (workers=", get_int(state, "workers"),
-        ") and this loader has ", readers, "; this IterableDataset cannot resume with a ",
-        "different worker count (it does not track which samples were delivered): use the ",
-        "same number of workers"));
+        saved_readers == 1 ? "" : "s", " (workers=", saved.workers, ") and this loader has ",
+        readers, "; this IterableDataset cannot resume with a different worker count (it ",
+        "does not track which samples were delivered): use the same number of workers"));
   }
-  s.pending = state;
+  s.pending = std::move(saved);
 }
 
 Sample merge_states(const std::vector<Sample>& states) {
   KILN_CHECK_VALUE(!states.empty(), "merge_states: no states");
+  std::vector<detail::SavedState> saved;
+  for (size_t i = 0; i < states.size(); ++i) {
+    saved.push_back(detail::SavedState::check(states[i],
+                                              kiln::detail::str("merge_states: state ", i)));
+  }
   Sample out = states.front();
-  KILN_CHECK_VALUE(out.is_map(), "merge_states: expects DataLoader states, got ", out.repr());
   if (!out.contains("delivered") || states.size() == 1) return out;
   detail::DeliveredSet all;
-  for (const Sample& s : states) {
-    KILN_CHECK_VALUE(s.is_map() && get_int(s, "epoch") == get_int(out, "epoch") &&
-                         s.contains("in_epoch") &&
-                         s.at("in_epoch").to_bool() == out.at("in_epoch").to_bool(),
+  for (const detail::SavedState& s : saved) {
+    KILN_CHECK_VALUE(s.epoch == saved.front().epoch && s.in_epoch == saved.front().in_epoch,
                      "merge_states: the states are not of the same epoch");
-    Sample runs = s.contains("delivered") ? s.at("delivered") : Sample();
-    if (runs.is_none()) continue;
-    for (const Sample& t : runs.list()) {
-      all.add(t.at(0).to_int(), t.at(1).to_int(), t.at(2).to_int() - t.at(1).to_int());
-    }
+    all.add_all(s.delivered);
   }
   out["delivered"] = all.to_sample();
   out["merged"] = true;

@@ -63,6 +63,7 @@ class FilterStream : public SampleStream {
   std::optional<Sample> next() override {
     while (std::optional<Sample> s = inner_->next()) {
       if (predicate_(*s)) return s;
+      detail::check_cancelled();  // a predicate may reject a long run
     }
     return std::nullopt;
   }
@@ -100,6 +101,7 @@ Sample Dataset::get_batch(const std::vector<int64_t>& indices) {
   std::vector<Sample> samples;
   samples.reserve(indices.size());
   for (int64_t i : indices) {
+    detail::check_cancelled();
     try {
       samples.push_back(get(i));
     } catch (...) {
@@ -116,6 +118,7 @@ int64_t SampleStream::next_batch(int64_t n, Sample& batch) {
   std::vector<Sample> samples;
   samples.reserve(static_cast<size_t>(n));
   while (static_cast<int64_t>(samples.size()) < n) {
+    detail::check_cancelled();
     std::optional<Sample> s = next();
     if (!s) break;
     samples.push_back(std::move(*s));
@@ -126,7 +129,11 @@ int64_t SampleStream::next_batch(int64_t n, Sample& batch) {
 
 int64_t SampleStream::skip(int64_t n) {
   int64_t done = 0;
-  while (done < n && next()) ++done;
+  while (done < n) {
+    detail::check_cancelled();
+    if (!next()) break;
+    ++done;
+  }
   return done;
 }
 

@@ -3,6 +3,7 @@
 
 #include "internal.h"
 
+#include <kiln/data/dataloader.h>
 #include <kiln/error.h>
 
 #include <sstream>
@@ -135,7 +136,7 @@ void EpochRun::submit(int64_t worker) {
   task.token = spec_->token;
   task.seq = next_seq_++;
   if (!iterable_) task.indices = plan_[static_cast<size_t>(task.seq)];
-  if (iterable_) seq_worker_.push_back(worker);
+  seq_worker_.push_back(worker);
   outstanding_[static_cast<size_t>(worker)] += 1;
   in_flight_ += 1;
   pool_->submit(worker, std::move(task));
@@ -174,6 +175,28 @@ void EpochRun::dispatch() {
   }
 }
 
+void EpochRun::timed_out(std::optional<int64_t> seq) {
+  bool stopped = pool_->stopped();
+  int64_t worker = -1;
+  if (seq && *seq < static_cast<int64_t>(seq_worker_.size())) {
+    worker = seq_worker_[static_cast<size_t>(*seq)];
+  }
+  // Stop the pool even when persistent: a stuck worker is abandoned within the grace period
+  // (Note [Stuck workers]) and the loader's next epoch starts new threads.
+  finished_ = true;
+  int64_t before = abandoned_workers();
+  pool_->shutdown();
+  inline_loader_.reset();
+  if (stopped) throw Error("DataLoader: the workers were stopped (the loader was destroyed)");
+  int64_t abandoned = abandoned_workers() - before;
+  throw Error(kiln::detail::str(
+      "DataLoader timed out after ", options_.timeout().count(), " ms waiting for batch ",
+      state_->batches, worker >= 0 ? kiln::detail::str(" from worker ", worker) : "",
+      " (timeout option)",
+      abandoned > 0 ? kiln::detail::str("; ", abandoned, " stuck worker thread(s) abandoned")
+                    : ""));
+}
+
 bool EpochRun::advance_workers() {
   for (;;) {
     dispatch();
@@ -184,17 +207,7 @@ bool EpochRun::advance_workers() {
     std::optional<int64_t> seq;
     if (options_.enforce_ordering()) seq = next_deliver_;
     std::optional<Result> taken = pool_->take(seq, options_.timeout());
-    if (!taken) {
-      int64_t worker = -1;
-      if (iterable_ && seq && *seq < static_cast<int64_t>(seq_worker_.size())) {
-        worker = seq_worker_[static_cast<size_t>(*seq)];
-      }
-      cancel();
-      throw Error(kiln::detail::str("DataLoader timed out after ", options_.timeout().count(),
-                                    " ms waiting for batch ", state_->batches,
-                                    worker >= 0 ? kiln::detail::str(" from worker ", worker) : "",
-                                    " (timeout option)"));
-    }
+    if (!taken) timed_out(seq);
     Result& r = *taken;
     outstanding_[static_cast<size_t>(r.worker)] -= 1;
     in_flight_ -= 1;

@@ -51,6 +51,8 @@ class EpochRun {
   void submit(int64_t worker);
   void deliver(Result& result);
   void finish();
+  // Raises the timeout error, after stopping the pool (waiting for batch `seq`).
+  [[noreturn]] void timed_out(std::optional<int64_t> seq);
   [[noreturn]] void fail(std::exception_ptr error, const std::string& context);
   std::string describe_task(int64_t seq, int64_t worker) const;
 
@@ -71,7 +73,7 @@ class EpochRun {
   int64_t rr_ = 0;            // the worker whose turn is next (iterable)
   std::vector<int64_t> outstanding_;
   std::vector<bool> active_;
-  std::vector<int64_t> seq_worker_;  // iterable: the worker of each task, by seq
+  std::vector<int64_t> seq_worker_;  // the worker of each task, by seq
   int64_t in_flight_ = 0;
   TaskLoader inline_loader_;
   Sample current_;

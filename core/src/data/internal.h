@@ -13,6 +13,12 @@ namespace kiln::data::detail {
 // Sets the calling thread's get_worker_info() (a DataLoader worker does, at start and per epoch).
 void set_worker_info(std::optional<WorkerInfo> info);
 
+// Throws Cancelled when the calling thread is a DataLoader worker whose task's epoch is over (a
+// no-op in other threads). Called between the samples of a batch, so that a worker stops within
+// one sample (see Note [Stuck workers] in worker_pool.h).
+struct Cancelled {};
+void check_cancelled();
+
 // Rethrows `error` (a kiln::Error subclass keeps its type; other exceptions become kiln::Error)
 // with `prefix` in front of its message.
 [[noreturn]] void rethrow_with_context(std::exception_ptr error, const std::string& prefix);

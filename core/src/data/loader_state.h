@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,12 +20,17 @@ class DeliveredSet {
  public:
   // Adds ordinals [first, first + count) of `shard`.
   void add(int64_t shard, int64_t first, int64_t count);
-  // Adds every run of a stream's take_provenance() list ([shard, first, count] triples).
+  // Adds every run of a stream's take_provenance() list ([shard, first, count] triples, all
+  // non-negative); throws kiln::ValueError for another value.
   void add_runs(const Sample& runs);
+  // Adds every range of `other`.
+  void add_all(const DeliveredSet& other);
   // A list of [shard, begin, end] triples; None when empty.
   Sample to_sample() const;
-  // From to_sample()'s list (None gives an empty set).
-  static DeliveredSet from_sample(const Sample& s);
+  // From to_sample()'s list (None gives an empty set); throws kiln::ValueError starting with
+  // `what` (who reads it and the field) for anything else, or a triple out of
+  // 0 <= shard, 0 <= begin <= end.
+  static DeliveredSet from_sample(const Sample& s, const std::string& what);
   bool empty() const { return ranges_.empty(); }
   // The ranges of `shard` (sorted, disjoint), or null when none.
   const std::vector<std::pair<int64_t, int64_t>>* ranges(int64_t shard) const {
@@ -35,6 +41,32 @@ class DeliveredSet {
 
  private:
   std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> ranges_;
+};
+
+// A DataLoader state from outside (load_state_dict, merge_states), every field checked.
+struct SavedState {
+  Sample original;         // as given
+  int64_t epoch = 0;
+  bool in_epoch = false;
+  uint64_t base_seed = 0;
+  int64_t batches = 0, samples = 0;
+  int64_t workers = 0;
+  int64_t readers = 1;     // max(workers, 1)
+  int64_t replicas = 1;
+  bool merged = false;     // made by merge_states: resumes through `delivered` only
+  // iterable datasets, per reader (empty when the state has none)
+  std::vector<int64_t> worker_batches, worker_samples;
+  std::vector<bool> exhausted;
+  int64_t last_worker = -1;
+  DeliveredSet delivered;
+  Sample resumed_from;     // None or a delivered list
+
+  // Checks `state` as state_dict() writes it: a map with version 1, epoch in [0, 2^62], and, in
+  // an epoch, counts in [0, 2^62], base_seed in [0, 2^63), replicas > 0 with samples x replicas
+  // in int64, per-worker lists of `readers` entries, last_worker in [-1, readers), delivered
+  // ranges as DeliveredSet::from_sample. Throws kiln::ValueError starting with `who` and naming
+  // the field.
+  static SavedState check(const Sample& state, const std::string& who);
 };
 
 struct LoaderState {
@@ -51,7 +83,7 @@ struct LoaderState {
   DeliveredSet delivered;    // cumulative, when the dataset tracks provenance
   Sample resumed_from;       // the delivered set this epoch's streams started from (or None)
   // set by load_state_dict, consumed by the next begin()
-  std::optional<Sample> pending;
+  std::optional<SavedState> pending;
 };
 
 }  // namespace kiln::data::detail

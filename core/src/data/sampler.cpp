@@ -76,13 +76,15 @@ DistributedSampler::DistributedSampler(int64_t size, int64_t num_replicas, int64
                    num_replicas);
   KILN_CHECK_VALUE(rank >= 0 && rank < num_replicas, "Invalid rank ", rank,
                    ", rank should be in the interval [0, ", num_replicas - 1, "]");
-  if (drop_last && size % num_replicas != 0) {
-    // Drop the tail so that every rank gets the same amount of data (PyTorch's formula).
-    num_samples_ = (size - num_replicas + num_replicas - 1) / num_replicas;
-    if (num_samples_ < 0) num_samples_ = 0;
-  } else {
-    num_samples_ = (size + num_replicas - 1) / num_replicas;
-  }
+  // PyTorch's ceil((size - num_replicas) / num_replicas) with drop_last (the tail dropped so
+  // that every rank gets as many), ceil(size / num_replicas) without; written without the sums
+  // that overflow near the int64 limit.
+  num_samples_ = size / num_replicas;
+  if (!drop_last && size % num_replicas != 0) num_samples_ += 1;
+  int64_t total = 0;
+  KILN_CHECK_VALUE(!__builtin_mul_overflow(num_samples_, num_replicas, &total),
+                   "DistributedSampler: size ", size, " padded to a multiple of num_replicas ",
+                   num_replicas, " overflows int64");
 }
 
 std::vector<int64_t> DistributedSampler::indices(uint64_t, int64_t epoch) const {
@@ -133,7 +135,7 @@ std::vector<std::vector<int64_t>> BatchSampler::batches(uint64_t seed, int64_t e
 
 int64_t BatchSampler::size() const {
   int64_t n = sampler_->size();
-  return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
+  return n / batch_size_ + (!drop_last_ && n % batch_size_ != 0 ? 1 : 0);
 }
 
 }  // namespace kiln::data

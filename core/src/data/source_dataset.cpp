@@ -8,6 +8,8 @@
 
 #include <kiln/error.h>
 
+#include <limits>
+
 namespace kiln::data {
 namespace {
 
@@ -90,15 +92,20 @@ std::vector<int64_t> SourceDataset::shards_for(int64_t worker, int64_t num_worke
   // every world_size-th shard from the rank, then every num_workers-th of those from the worker
   std::vector<int64_t> out;
   int64_t k = 0;
-  for (int64_t i = s.options.rank(); i < n; i += s.options.world_size(), ++k) {
+  for (int64_t i = s.options.rank(); i < n; ++k) {
     if (k % num_workers == worker) out.push_back(order[static_cast<size_t>(i)]);
+    if (s.options.world_size() > n - i) break;  // (i + world_size may overflow)
+    i += s.options.world_size();
   }
   return out;
 }
 
 std::unique_ptr<SampleStream> SourceDataset::iter(const WorkerInfo& worker) {
   SourceState& s = *state_;
-  int64_t readers = s.options.world_size() * worker.num_workers;
+  int64_t readers = 0;
+  if (__builtin_mul_overflow(s.options.world_size(), worker.num_workers, &readers)) {
+    readers = std::numeric_limits<int64_t>::max();
+  }
   auto n = static_cast<int64_t>(s.shards.size());
   if (n < readers && !s.warned_few_shards.exchange(true)) {
     kiln::detail::warn(str(s.label(), ": ", n, " shard", n == 1 ? "" : "s", " for ",
@@ -118,8 +125,8 @@ void SourceDataset::resume_from(const Sample& delivered) {
     state_->set_exclude(nullptr);
     return;
   }
-  state_->set_exclude(
-      std::make_shared<const detail::DeliveredSet>(detail::DeliveredSet::from_sample(delivered)));
+  state_->set_exclude(std::make_shared<const detail::DeliveredSet>(
+      detail::DeliveredSet::from_sample(delivered, state_->label() + ": resume_from")));
 }
 
 std::shared_ptr<SourceDataset> open(const std::string& scheme, const std::string& spec,

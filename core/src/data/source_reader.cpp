@@ -65,7 +65,8 @@ SourceReader::SourceReader(std::shared_ptr<SourceState> state, std::vector<int64
     : state_(std::move(state)), opts_(state_->options), planner_(planner),
       plan_(std::move(shards)), exclude_(state_->exclude()),
       rng_(opts_.seed() ? mix_seed(mix_seed(*opts_.seed(), static_cast<uint64_t>(worker.epoch)),
-                                   static_cast<uint64_t>(opts_.rank() * 1000003 + worker.id))
+                                   static_cast<uint64_t>(opts_.rank()) * 1000003u +
+                                       static_cast<uint64_t>(worker.id))
                         : mix_seed(worker.seed, static_cast<uint64_t>(opts_.rank()))) {
   buffer_size_ = opts_.shuffle_buffer();
   initial_ = std::min(opts_.shuffle_initial(), buffer_size_);
@@ -96,6 +97,7 @@ bool SourceReader::excluded(int64_t shard, int64_t ordinal) {
 bool SourceReader::read_source(RawRef& out) {
   const kiln_source_ops* ops = state_->source->ops;
   for (;;) {
+    check_cancelled();  // each raw sample, skipped ones too
     if (reader_ == nullptr) {
       if (plan_pos_ >= plan_.size()) return false;
       shard_ = plan_[plan_pos_++];

@@ -10,6 +10,7 @@
 #include <kiln/data/dataset.h>
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -73,40 +74,52 @@ class TaskLoader {
   bool stream_done_ = false;
 };
 
+// Note [Stuck workers]
+// A dataset call can block forever (a hung network read, a deadlock in user code), and a thread
+// cannot be killed. So stopping a pool waits for its threads only until a deadline (the loader's
+// timeout, or 5 s when it has none, as PyTorch's _shutdown_workers waits for a worker process),
+// then detaches the threads still running: they are abandoned, counted by abandoned_workers(),
+// and end on their own when the call they are in returns. Everything an abandoned thread may
+// touch afterwards is its own: the queues and flags live in WorkerPool::Shared, held by each
+// thread's shared_ptr; the epoch's spec (and through it the dataset) and its stream are held by
+// the thread's TaskLoader and locals; its result is dropped, as the epoch token has changed.
+// Healthy workers stop within one sample: the loops over a batch's samples call
+// check_cancelled(), which throws Cancelled once the task's epoch is over.
 class WorkerPool {
  public:
   // Starts `workers` threads; each calls init_fn (if any) with `first` (id and seed set) once.
+  // Stopping waits at most `grace` for the threads before abandoning them (Note [Stuck workers]).
   WorkerPool(int64_t workers, std::function<void(const WorkerInfo&)> init_fn,
-             const WorkerInfo& first);
-  // Stops and joins the threads.
+             const WorkerInfo& first, std::chrono::milliseconds grace);
+  // shutdown().
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  int64_t size() const { return static_cast<int64_t>(threads_.size()); }
+  int64_t size() const { return workers_; }
   // Starts epoch `spec`: drops the tasks and results of any earlier epoch.
   void begin_epoch(std::shared_ptr<const EpochSpec> spec);
   // Queues a task for one worker.
   void submit(int64_t worker, Task task);
   // The result with sequence number `seq` (any result when nullopt), waiting at most `timeout`
-  // (0: forever); nullopt when the time ran out.
+  // (0: forever); nullopt when the time ran out or the pool was shut down.
   std::optional<Result> take(std::optional<int64_t> seq, std::chrono::milliseconds timeout);
-  // Drops the current epoch's queued tasks and unread results (early exit, errors).
+  // Drops the current epoch's queued tasks and unread results (early exit, errors); a worker in
+  // a task stops at its next sample.
   void cancel();
-  // Stops and joins the threads (idempotent).
+  // Stops the threads: joins those that end within the grace period and abandons the others
+  // (idempotent).
   void shutdown();
+  bool stopped() const;
 
  private:
-  void run(int64_t id, WorkerInfo first);
+  struct Shared;
+  static void run(std::shared_ptr<Shared> shared, int64_t id, WorkerInfo first);
 
-  std::function<void(const WorkerInfo&)> init_fn_;
-  std::mutex mutex_;
-  std::condition_variable work_cv_;
-  std::condition_variable result_cv_;
-  std::vector<std::deque<Task>> tasks_;
-  std::map<int64_t, Result> results_;
-  std::shared_ptr<const EpochSpec> spec_;
-  bool stop_ = false;
+  std::shared_ptr<Shared> shared_;
+  int64_t workers_;
+  std::chrono::milliseconds grace_;
+  std::mutex threads_mutex_;  // shutdown() from the loader's and the iterator's threads
   std::vector<std::thread> threads_;
 };
 

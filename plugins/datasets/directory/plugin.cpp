@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -35,11 +36,22 @@ struct Listing {
   std::vector<File> files;            // sorted by (key, extension)
   std::vector<size_t> sample_starts;  // index of each sample's first file, then files.size()
   int64_t shard_size = 100;
-  int64_t shards() const {
-    auto samples = static_cast<int64_t>(sample_starts.size()) - 1;
-    return (samples + shard_size - 1) / shard_size;
-  }
+  int64_t samples() const { return static_cast<int64_t>(sample_starts.size()) - 1; }
+  // (without samples + shard_size - 1, which overflows for a huge shard_size)
+  int64_t shards() const { return samples() / shard_size + (samples() % shard_size != 0); }
 };
+
+// The value of option `name` as a positive integer, or an error naming the option.
+int64_t positive_option(const std::string& name, const std::string& value) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc() || p != value.data() + value.size() || v <= 0) {
+    throw std::invalid_argument("option " + name + "='" + value + "' is not a positive " +
+                                "integer below 2^63 (write " + name + "=N, e.g. " + name +
+                                "=64)");
+  }
+  return v;
+}
 
 // "folder?pattern=*.jpg&shard_size=64" -> folder, pattern, shard_size.
 void parse_item(const std::string& item, std::string& folder, std::string& pattern,
@@ -57,8 +69,7 @@ void parse_item(const std::string& item, std::string& folder, std::string& patte
     if (k == "pattern") {
       pattern = v;
     } else if (k == "shard_size") {
-      shard_size = std::stoll(v);
-      if (shard_size <= 0) throw std::invalid_argument("shard_size must be positive");
+      shard_size = positive_option(k, v);
     } else if (!k.empty()) {
       throw std::invalid_argument("unknown option '" + k + "' (pattern, shard_size)");
     }
@@ -135,14 +146,20 @@ struct DirReader {
   explicit DirReader(const std::string& shard) {
     size_t hash = shard.rfind('#');
     if (hash == std::string::npos) throw std::invalid_argument("not a dir shard name: " + shard);
-    int64_t index = std::stoll(shard.substr(hash + 1));
+    std::string number = shard.substr(hash + 1);
+    int64_t index = -1;
+    auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), index);
+    if (number.empty() || ec != std::errc() || p != number.data() + number.size()) {
+      throw std::invalid_argument("not a dir shard name (\"<folder>#<n>\"): " + shard);
+    }
     listing = ::listing(shard.substr(0, hash));
-    auto samples = static_cast<int64_t>(listing->sample_starts.size()) - 1;
     if (index < 0 || index >= listing->shards()) {
       throw std::out_of_range("shard " + std::to_string(index) + " does not exist");
     }
-    sample = static_cast<size_t>(index * listing->shard_size);
-    end = static_cast<size_t>(std::min(samples, (index + 1) * listing->shard_size));
+    // index < shards, so index * shard_size < samples: no overflow
+    int64_t first = index * listing->shard_size;
+    sample = static_cast<size_t>(first);
+    end = static_cast<size_t>(first + std::min(listing->samples() - first, listing->shard_size));
   }
 
   int32_t next(kiln_sample& out);

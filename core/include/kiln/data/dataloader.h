@@ -18,7 +18,11 @@
 //    would have arrived, as the same kiln::Error type with "DataLoader worker w (of n)" and
 //    what it was loading in front; the epoch ends there.
 //  - Leaving the loop early (break), an error, a new begin() and destruction all stop the
-//    epoch's workers and join them (persistent workers are kept, idle, until destruction).
+//    epoch's workers and join them (persistent workers are kept, idle, until destruction); a
+//    worker stops between two samples, so this waits for at most one sample per worker. A
+//    worker stuck in its dataset longer than the timeout option (5 s without one) is abandoned
+//    instead: the loader returns, and the thread ends on its own when its call returns (see
+//    abandoned_workers()).
 //  - state_dict() after k batches, load_state_dict() on a new loader: the next epoch yields
 //    exactly the rest of that epoch (see the state's description at state_dict()).
 #pragma once
@@ -51,7 +55,7 @@ class KILN_API DataLoader {
   // sampler/drop_last, prefetch_factor or persistent_workers without workers, ...
   DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options = {});
   DataLoader(std::shared_ptr<IterableDataset> dataset, DataLoaderOptions options = {});
-  // Stops and joins every worker thread.
+  // Stops every worker thread: joins it, or abandons it when it is stuck (see above).
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
@@ -70,9 +74,10 @@ class KILN_API DataLoader {
   // "delivered" (iterable datasets that track provenance). Save it with dump_state().
   Sample state_dict() const;
   // Makes the next begin() resume at `state`: the epoch continues exactly where the state was
-  // taken. Map-style datasets resume with any worker count, and with another number of ranks
-  // when batch_size x ranks is unchanged; iterable datasets resume with the same worker count,
-  // or with another one when the dataset tracks provenance (kiln::data::open sources do).
+  // taken. Every field is checked first (kiln::ValueError naming the field). Map-style datasets
+  // resume with any worker count, and with another number of ranks when batch_size x ranks is
+  // unchanged; iterable datasets resume with the same worker count, or with another one when
+  // the dataset tracks provenance (kiln::data::open sources do).
   void load_state_dict(const Sample& state);
 
  private:
@@ -128,6 +133,10 @@ std::unique_ptr<DataLoader> make_data_loader(std::shared_ptr<D> dataset,
 // across ranks, and the first is returned). Throws kiln::ValueError for states of different
 // epochs.
 KILN_API Sample merge_states(const std::vector<Sample>& states);
+
+// Worker threads of any DataLoader that were abandoned, stuck in a dataset call when their
+// loader stopped them, and are still running; each ends on its own once its call returns.
+KILN_API int64_t abandoned_workers();
 
 // The state as one line of JSON (ints, strings, lists and maps), to write to a file.
 KILN_API std::string dump_state(const Sample& state);

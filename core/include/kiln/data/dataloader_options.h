@@ -76,7 +76,9 @@ class DataLoaderOptions {
   // drawn from kiln's default generator at each epoch (reproducible after kiln::manual_seed).
   DataLoaderOptions& seed(std::optional<uint64_t> v) { seed_ = v; return *this; }
   std::optional<uint64_t> seed() const { return seed_; }
-  // How long to wait for one batch before raising (0: forever).
+  // How long to wait for one batch before raising kiln::Error (0: forever); also how long
+  // stopping the workers waits for one stuck in its dataset before abandoning it (5 s when 0;
+  // see DataLoader).
   DataLoaderOptions& timeout(std::chrono::milliseconds v) { timeout_ = v; return *this; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 

@@ -1,0 +1,34 @@
+// libFuzzer target for the text a DataLoader state is loaded from (built with clang when it is
+// installed; see tests/data/CMakeLists.txt): parse_state, then load_state_dict's checks of every
+// field (SavedState::check) and the delivered-set arithmetic on what they accept. Any outcome
+// but a kiln::ValueError, a crash, a hang or a sanitizer report is a failure; so is a parsed
+// state that does not dump and parse back to the same text.
+#include "../../core/src/data/loader_state.h"
+
+#include <kiln/data/dataloader.h>
+#include <kiln/error.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace kiln::data;
+  Sample state;
+  try {
+    state = parse_state(std::string(reinterpret_cast<const char*>(data), size));
+  } catch (const kiln::ValueError&) {
+    return 0;
+  }
+  std::string text = dump_state(state);
+  if (dump_state(parse_state(text)) != text) __builtin_trap();
+  try {
+    detail::SavedState saved = detail::SavedState::check(state, "fuzz");
+    detail::DeliveredSet all = saved.delivered;
+    all.add_all(detail::DeliveredSet::from_sample(saved.resumed_from, "fuzz"));
+    all.add_runs(all.to_sample());  // [shard, begin, end] read as [shard, first, count]
+    if (all.empty() != all.to_sample().is_none()) __builtin_trap();
+  } catch (const kiln::ValueError&) {
+  }
+  return 0;
+}
