@@ -7,7 +7,9 @@
 #include <archive_entry.h>
 
 #include <algorithm>
+#include <iostream>
 #include <set>
+#include <sstream>
 
 using namespace kiln::data;
 using data_test::RawMember;
@@ -72,6 +74,70 @@ std::string write_image_shards(const TempDir& dir, int shards, int n) {
   char last[16];
   std::snprintf(last, sizeof last, "%03d", shards - 1);
   return "tar:" + (dir / "images-{000..") + last + "}.tar";
+}
+
+// Captures what the core prints on std::cerr (its warnings) while alive.
+class CaptureStderr {
+ public:
+  CaptureStderr() : old_(std::cerr.rdbuf(buffer_.rdbuf())) {}
+  ~CaptureStderr() { std::cerr.rdbuf(old_); }
+  std::string text() const { return buffer_.str(); }
+
+ private:
+  std::stringstream buffer_;
+  std::streambuf* old_;
+};
+
+// Item 9 of issue 13: a shard cut at any byte before the end of its first end-of-archive block
+// raises under ErrorPolicy::Raise and warns under Warn, naming the shard and a byte offset; a
+// cut after it reads every sample (Note [A shard ends with its end-of-archive block]). Swept
+// over every cut of a plain shard through the in-place reader, and over sampled cuts through
+// libarchive, plain and gzip-compressed.
+// `eoa` is the offset of the first end-of-archive block.
+void check_cuts(const std::string& good, size_t eoa, const std::vector<size_t>& cuts,
+                const std::string& ext, bool compressed) {
+  TempDir dir;
+  BOOST_REQUIRE(good.find_first_not_of('\0', eoa) == std::string::npos);
+  BOOST_REQUIRE(good.find_first_not_of('\0', eoa - 512) < eoa);  // the last member's block
+  std::string plain = dir / "cut.tar", path = dir / ("cut" + ext);
+  int raised = 0, complete = 0;
+  for (size_t cut : cuts) {
+    std::string bytes = good.substr(0, cut);
+    // (removed first: ext4 flushes a file truncated by O_TRUNC on close, ~1 ms a cut)
+    std::filesystem::remove(plain);
+    std::filesystem::remove(path);
+    if (compressed) {
+      data_test::write_file(plain, bytes);
+      compress(plain, path, "gzip");
+    } else {
+      data_test::write_file(path, bytes);
+    }
+    bool whole = cut >= eoa + 512;
+    std::string at = "cut at " + std::to_string(cut) + " of " + std::to_string(good.size());
+    try {
+      size_t n = data_test::read_all("tar:" + path).size();
+      BOOST_TEST(whole, at << ": read " << n << " samples without an error");
+      BOOST_TEST(n == 3u, at);
+      ++complete;
+    } catch (const kiln::Error& e) {
+      std::string m = e.what();
+      BOOST_TEST(!whole, at << ": " << m);
+      BOOST_TEST(data_test::contains(m, "shard '" + path + "'"), at << ": " << m);
+      BOOST_TEST(data_test::contains(m, "byte offset"), at << ": " << m);
+      ++raised;
+    }
+    if (whole || cut % 11 != 0) continue;  // warn on a sample of the cuts
+    CaptureStderr err;
+    size_t n = data_test::read_all("tar:" + path, SourceOptions().on_error(ErrorPolicy::Warn))
+                   .size();
+    BOOST_TEST(n <= 3u, at);
+    std::string w = err.text();
+    BOOST_TEST(data_test::contains(w, "warning"), at << ": " << w);
+    BOOST_TEST(data_test::contains(w, "shard '" + path + "'"), at << ": " << w);
+    BOOST_TEST(data_test::contains(w, "byte offset"), at << ": " << w);
+  }
+  BOOST_TEST(raised > 0);
+  BOOST_TEST(complete > 0);
 }
 
 }  // namespace
@@ -250,6 +316,26 @@ BOOST_AUTO_TEST_CASE(truncated_and_corrupt_shards_raise_or_are_skipped) {
   data_test::write_file(second, bytes.substr(0, 512 * 7 + 100));
   CHECK_ERROR(kiln::Error, data_test::read_all("tar:" + pattern), "shard '" + second + "'");
   unsetenv("KILN_TAR_READER");
+}
+
+BOOST_AUTO_TEST_CASE(every_cut_of_a_shard_raises_or_reads_whole) {
+  TempDir dir;
+  data_test::write_shards(dir, 1, 3, 700);  // members over a block: cuts inside data, padding
+  std::string good = data_test::read_file(dir / "train-000000.tar");
+  size_t eoa = good.size() - 1024;  // TarShardWriter ends with two zero blocks
+  good.resize((good.size() + 10239) / 10240 * 10240, '\0');  // whole records, as tar writes
+  std::vector<size_t> every, sampled;
+  for (size_t cut = 0; cut <= good.size(); ++cut) {
+    // every byte up to the second end-of-archive block, and then the ends of the file
+    if (cut <= eoa + 1024 || cut + 1 >= good.size()) every.push_back(cut);
+    // each block boundary and its neighbours, and every 37th byte
+    if (cut % 512 <= 1 || cut % 512 == 511 || cut % 37 == 0) sampled.push_back(cut);
+  }
+  check_cuts(good, eoa, every, ".tar", false);
+  setenv("KILN_TAR_READER", "libarchive", 1);
+  check_cuts(good, eoa, sampled, ".tar", false);
+  unsetenv("KILN_TAR_READER");
+  check_cuts(good, eoa, sampled, ".tar.gz", true);
 }
 
 BOOST_AUTO_TEST_CASE(seed_image_dataset_each_sample_once_through_any_workers) {
