@@ -7,6 +7,7 @@
 #include <archive_entry.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -268,6 +269,53 @@ BOOST_AUTO_TEST_CASE(decoder_errors_name_the_member) {
   std::vector<Sample> s =
       data_test::read_all("tar:" + path, SourceOptions().on_error(ErrorPolicy::Ignore));
   BOOST_TEST(layout(s) == (std::vector<std::string>{"a:cls", "d:cls"}));
+}
+
+// Item 16 of issue 13: a tiny file whose header declares a huge image is refused before the
+// decoder allocates it (Note [Image size limit] in plugins/datasets/decoders/image.cpp).
+BOOST_AUTO_TEST_CASE(image_bombs_are_refused_before_decoding) {
+  TempDir dir;
+  std::string path = dir / "bombs.tar";
+  std::string png = data_test::png_bomb(10000, 10000);     // 100 M pixels
+  std::string jpg = data_test::jpeg_bomb(10000, 10000);
+  BOOST_TEST(png.size() < 200u);
+  BOOST_TEST(jpg.size() < 1000u);
+  data_test::write_file(path, data_test::tar_bytes({{"a.png", png}, {"b.jpg", jpg}}));
+  auto start = std::chrono::steady_clock::now();
+  for (const char* field : {"png", "jpg"}) {
+    CHECK_ERROR(kiln::ValueError,
+                data_test::read_all("tar:" + path, SourceOptions().fields({field})),
+                std::string(field) + " decoder: the image is 10000 x 10000 pixels, more than " +
+                    "the limit of 89478485 pixels", "KILN_MAX_IMAGE_PIXELS");
+  }
+  auto took = std::chrono::steady_clock::now() - start;
+  BOOST_TEST(std::chrono::duration<double>(took).count() < 5.0);
+  // the limit is adjustable, and a bad value is named
+  std::vector<uint8_t> px(20 * 20 * 3, 9);
+  std::string small = dir / "small.tar";
+  data_test::write_file(small, data_test::tar_bytes({
+      {"a.png", data_test::encode_png(20, 20, 3, px.data())},
+      {"b.jpg", data_test::encode_jpeg(20, 20, 3, px.data(), 90, true)}}));
+  setenv("KILN_MAX_IMAGE_PIXELS", "399", 1);
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + small),
+              "the image is 20 x 20 pixels, more than the limit of 399 pixels");
+  setenv("KILN_MAX_IMAGE_PIXELS", "400", 1);
+  BOOST_TEST(data_test::read_all("tar:" + small).size() == 2u);
+  setenv("KILN_MAX_IMAGE_PIXELS", "0", 1);  // no limit
+  BOOST_TEST(data_test::read_all("tar:" + small).size() == 2u);
+  setenv("KILN_MAX_IMAGE_PIXELS", "lots", 1);
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + small),
+              "KILN_MAX_IMAGE_PIXELS='lots' is not a number of pixels");
+  setenv("KILN_MAX_IMAGE_PIXELS", "99999999999999999999999", 1);
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + small), "is not a number of pixels");
+  unsetenv("KILN_MAX_IMAGE_PIXELS");
+  // a progressive JPEG of too many scans
+  std::string slow = data_test::jpeg_with_scans(
+      data_test::encode_jpeg(16, 16, 3, std::vector<uint8_t>(16 * 16 * 3, 50).data(), 90, true),
+      600);
+  data_test::write_file(path, data_test::tar_bytes({{"s.jpg", slow}}));
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + path),
+              "jpg decoder: the progressive image has more than 500 scans");
 }
 
 BOOST_AUTO_TEST_CASE(compressed_shards_read_the_same) {
