@@ -318,6 +318,22 @@ BOOST_AUTO_TEST_CASE(image_bombs_are_refused_before_decoding) {
               "jpg decoder: the progressive image has more than 500 scans");
 }
 
+// A decoder's tensor sizes come from the bytes it decodes: a size whose bytes overflow is an
+// error, not a wrapped-around allocation.
+BOOST_AUTO_TEST_CASE(a_decoder_tensor_size_that_overflows_is_refused) {
+  kiln::PluginInfo info = kiln::load_plugin(KILN_DATA_TEST_PLUGIN_DIR "/huge_decoder.so");
+  BOOST_REQUIRE(info.state == kiln::PluginState::Loaded);
+  TempDir dir;
+  std::string path = dir / "huge.tar";
+  data_test::write_file(path, data_test::tar_bytes({{"a.huge", "x"}, {"b.huge", "y"}}));
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + path),
+              "member 'a.huge' at byte offset 0",
+              "decoder asked for a tensor of uint8 [1099511627776, 1099511627776]",
+              "its size in bytes overflows");
+  DataLoader loader(open("tar:" + path), DataLoaderOptions(2));  // into a batch's column
+  CHECK_ERROR(kiln::ValueError, *loader.begin(), "for a batch of 2", "overflows");
+}
+
 BOOST_AUTO_TEST_CASE(compressed_shards_read_the_same) {
   TempDir dir;
   std::string pattern = data_test::write_shards(dir, 2, 5);
