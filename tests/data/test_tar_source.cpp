@@ -521,6 +521,25 @@ BOOST_AUTO_TEST_CASE(fewer_shards_than_readers_still_reads_each_once) {
   BOOST_TEST(data_test::count(keys).size() == 10u);
 }
 
+// Item 23 of issue 13: the core says "cannot open" and the source says why, once.
+BOOST_AUTO_TEST_CASE(a_missing_shard_says_cannot_open_once) {
+  kiln::PluginInfo info = kiln::load_plugin(KILN_DATA_TEST_PLUGIN_DIR "/lines_source.so");
+  BOOST_REQUIRE(info.state == kiln::PluginState::Loaded);
+  TempDir dir;
+  for (std::string scheme : {"lines", "tar"}) {
+    std::string missing = dir / "missing";
+    try {
+      data_test::read_all(scheme + ":" + missing);
+      BOOST_ERROR(scheme << ": no error for a missing shard");
+    } catch (const kiln::Error& e) {
+      std::string m = e.what();
+      BOOST_TEST(data_test::contains(m, "shard '" + missing +
+                                            "': cannot open: No such file or directory"), m);
+      BOOST_TEST(!data_test::contains(m, "cannot open: cannot open"), m);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(unknown_scheme_and_empty_spec) {
   CHECK_ERROR(kiln::ValueError, open("nosuch:x"), "no data source for scheme 'nosuch'",
               "tar");
