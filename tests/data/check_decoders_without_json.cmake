@@ -1,6 +1,7 @@
 # Configures kiln with nlohmann::json hidden and builds the decoders plugin: it must build, with
 # the json decoder left out and a note saying so (item 19 of issue 13).
-#   cmake -DSOURCE_DIR=<kiln> -DWORK=<folder> [-DLAUNCHER=ccache] -P check_decoders_without_json.cmake
+#   cmake -DSOURCE_DIR=<kiln> -DWORK=<folder> [-DLAUNCHER=ccache]
+#         -P check_decoders_without_json.cmake
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE ${WORK})
 # The header hidden too: one that fails to compile, found before the system's.

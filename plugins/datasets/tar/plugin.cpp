@@ -3,9 +3,10 @@
 //   kiln::data::open("tar:data/train-{000..127}.tar")
 //
 // An uncompressed shard is read through a sliding window and parsed in place (tar_reader.cpp):
-// members go to the core without a copy. Compressed shards (.tar.gz, .tar.zst, .tar.bz2, .tar.xz) go through
-// libarchive (archive_reader.cpp); KILN_TAR_READER=libarchive sends every shard there. Members
-// become samples by WebDataset's rules (grouper.hpp). Items of the spec with glob characters
+// members go to the core without a copy. Compressed shards (.tar.gz, .tar.zst, .tar.bz2,
+// .tar.xz) go through libarchive (archive_reader.cpp); KILN_TAR_READER=libarchive sends every
+// shard there. Members become samples by WebDataset's rules (grouper.hpp). Its sample corpus
+// (sample_shards) is what kiln-plugin-check reads and fuzzes from. Items of the spec with glob characters
 // ("data/*.tar") list the files that match, sorted.
 #include "grouper.hpp"
 #include "members.hpp"
