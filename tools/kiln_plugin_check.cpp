@@ -1,17 +1,20 @@
 // kiln-plugin-check: checks one plugin file the way kiln will use it, for the plugin's author.
 //
-//   kiln-plugin-check PATH [--filter TEXT] [--no-gradients] [--verbose]
+//   kiln-plugin-check PATH [--filter TEXT] [--no-gradients] [--fuzz-seconds N] [--verbose]
 //
 // It loads PATH before any other plugin (so a plugin of the same name in the plugin folder is the
 // one refused), prints its state and what it registered (devices, kernels, data sources,
 // decoders), and, for each device it registered, runs kiln's operator conformance suite
 // (tests/conformance, linked in) on that device against references computed on the CPU: every
 // case in each of its dtypes and input layouts, PyTorch's golden records when the golden file is
-// found, and the gradients of each differentiable case against the CPU's. It ends with a summary
-// by operator and by dtype, and what to do next. Exit status: 0 when every check passed, 1 when
-// one failed or the plugin did not load, 2 for a bad command line.
+// found, and the gradients of each differentiable case against the CPU's. For each data source
+// it registered, it reads the source's sample corpus through it and runs the source's fuzz
+// harness for N seconds (default 10; see Note [A source ships its checks]). It ends with a
+// summary by operator and by dtype, and what to do next. Exit status: 0 when every check passed,
+// 1 when one failed or the plugin did not load, 2 for a bad command line.
 #include "check.h"
 #include "golden.h"
+#include "plugin_check_source.h"
 
 #include <kiln/data/source.h>
 #include <kiln/kiln.h>
@@ -34,13 +37,16 @@ struct Options {
   std::string filter;
   bool gradients = true;
   bool verbose = false;
+  double fuzz_seconds = 10;  // each data source's fuzz harness
 };
 
 int usage(const std::string& problem) {
   std::cerr << "kiln-plugin-check: " << problem << "\n"
-            << "usage: kiln-plugin-check PATH [--filter TEXT] [--no-gradients] [--verbose]\n"
+            << "usage: kiln-plugin-check PATH [--filter TEXT] [--no-gradients] "
+            << "[--fuzz-seconds N] [--verbose]\n"
             << "  loads the plugin file PATH, lists what it registers and runs kiln's operator\n"
-            << "  conformance suite on each of its devices against the CPU\n";
+            << "  conformance suite on each of its devices against the CPU; reads each data\n"
+            << "  source's sample corpus through it and fuzzes it for N seconds (default 10)\n";
   return 2;
 }
 
@@ -202,6 +208,26 @@ void print_tallies(const std::string& title, const std::map<std::string, Tally>&
   if (!failing.empty()) print_wrapped(failing, "    failing: ");
 }
 
+// The data-source checks of the sources the plugin registered; returns the failures.
+int check_sources(const kiln::PluginInfo& info, const Options& opt) {
+  std::vector<std::string> schemes;
+  for (const kiln::data::SourceInfo& s : kiln::data::sources()) {
+    if (s.plugin == info.path) schemes.push_back(s.name);
+  }
+  return plugin_check::check_data_sources(info.path, schemes, opt.fuzz_seconds);
+}
+
+// Parses the value of --fuzz-seconds; false when it is not a number of seconds >= 0.
+bool parse_seconds(const std::string& text, double& out) {
+  try {
+    size_t used = 0;
+    out = std::stod(text, &used);
+    return used == text.size() && out >= 0 && out < 1e7;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 int check(const Options& opt) {
   kiln::PluginInfo info = kiln::load_plugin(opt.path);  // first: before the folder's plugins
   kiln::load_plugins();
@@ -219,6 +245,11 @@ int check(const Options& opt) {
     return 1;
   }
   std::vector<kiln::DeviceType> types = print_registrations(info);
+  if (int failed = check_sources(info, opt)) {
+    std::cout << "\nsummary: " << failed << " data-source check" << (failed == 1 ? "" : "s")
+              << " failed (above): a sample shard the source cannot read\n";
+    return 1;
+  }
   std::vector<kiln::Device> devices;
   for (const kiln::Device& d : kiln::devices()) {
     if (std::find(types.begin(), types.end(), d.type()) != types.end()) devices.push_back(d);
@@ -290,6 +321,10 @@ int main(int argc, char** argv) {
       opt.filter = argv[++i];
     } else if (arg == "--no-gradients") {
       opt.gradients = false;
+    } else if (arg == "--fuzz-seconds" && i + 1 < argc) {
+      if (!parse_seconds(argv[++i], opt.fuzz_seconds)) {
+        return usage(std::string("--fuzz-seconds '") + argv[i] + "' is not a number of seconds");
+      }
     } else if (arg == "--verbose") {
       opt.verbose = true;
     } else if (arg == "--help" || arg == "-h") {

@@ -3,6 +3,8 @@
 // the document's code is compiled and tested (test_data's lines_source suite).
 #include <kiln/sdk/plugin.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -22,7 +24,7 @@ void* open_shard(void*, const char* shard) {
   r->in.open(shard);
   if (!r->in) {
     delete r;
-    g_host->set_error((std::string("cannot open '") + shard + "'").c_str());
+    g_host->set_error(std::strerror(errno));  // the core adds the shard and "cannot open"
     return nullptr;
   }
   return r;

@@ -7,7 +7,10 @@
 #include <archive_entry.h>
 
 #include <algorithm>
+#include <chrono>
+#include <iostream>
 #include <set>
+#include <sstream>
 
 using namespace kiln::data;
 using data_test::RawMember;
@@ -72,6 +75,70 @@ std::string write_image_shards(const TempDir& dir, int shards, int n) {
   char last[16];
   std::snprintf(last, sizeof last, "%03d", shards - 1);
   return "tar:" + (dir / "images-{000..") + last + "}.tar";
+}
+
+// Captures what the core prints on std::cerr (its warnings) while alive.
+class CaptureStderr {
+ public:
+  CaptureStderr() : old_(std::cerr.rdbuf(buffer_.rdbuf())) {}
+  ~CaptureStderr() { std::cerr.rdbuf(old_); }
+  std::string text() const { return buffer_.str(); }
+
+ private:
+  std::stringstream buffer_;
+  std::streambuf* old_;
+};
+
+// Item 9 of issue 13: a shard cut at any byte before the end of its first end-of-archive block
+// raises under ErrorPolicy::Raise and warns under Warn, naming the shard and a byte offset; a
+// cut after it reads every sample (Note [A shard ends with its end-of-archive block]). Swept
+// over every cut of a plain shard through the in-place reader, and over sampled cuts through
+// libarchive, plain and gzip-compressed.
+// `eoa` is the offset of the first end-of-archive block.
+void check_cuts(const std::string& good, size_t eoa, const std::vector<size_t>& cuts,
+                const std::string& ext, bool compressed) {
+  TempDir dir;
+  BOOST_REQUIRE(good.find_first_not_of('\0', eoa) == std::string::npos);
+  BOOST_REQUIRE(good.find_first_not_of('\0', eoa - 512) < eoa);  // the last member's block
+  std::string plain = dir / "cut.tar", path = dir / ("cut" + ext);
+  int raised = 0, complete = 0;
+  for (size_t cut : cuts) {
+    std::string bytes = good.substr(0, cut);
+    // (removed first: ext4 flushes a file truncated by O_TRUNC on close, ~1 ms a cut)
+    std::filesystem::remove(plain);
+    std::filesystem::remove(path);
+    if (compressed) {
+      data_test::write_file(plain, bytes);
+      compress(plain, path, "gzip");
+    } else {
+      data_test::write_file(path, bytes);
+    }
+    bool whole = cut >= eoa + 512;
+    std::string at = "cut at " + std::to_string(cut) + " of " + std::to_string(good.size());
+    try {
+      size_t n = data_test::read_all("tar:" + path).size();
+      BOOST_TEST(whole, at << ": read " << n << " samples without an error");
+      BOOST_TEST(n == 3u, at);
+      ++complete;
+    } catch (const kiln::Error& e) {
+      std::string m = e.what();
+      BOOST_TEST(!whole, at << ": " << m);
+      BOOST_TEST(data_test::contains(m, "shard '" + path + "'"), at << ": " << m);
+      BOOST_TEST(data_test::contains(m, "byte offset"), at << ": " << m);
+      ++raised;
+    }
+    if (whole || cut % 11 != 0) continue;  // warn on a sample of the cuts
+    CaptureStderr err;
+    size_t n = data_test::read_all("tar:" + path, SourceOptions().on_error(ErrorPolicy::Warn))
+                   .size();
+    BOOST_TEST(n <= 3u, at);
+    std::string w = err.text();
+    BOOST_TEST(data_test::contains(w, "warning"), at << ": " << w);
+    BOOST_TEST(data_test::contains(w, "shard '" + path + "'"), at << ": " << w);
+    BOOST_TEST(data_test::contains(w, "byte offset"), at << ": " << w);
+  }
+  BOOST_TEST(raised > 0);
+  BOOST_TEST(complete > 0);
 }
 
 }  // namespace
@@ -204,6 +271,69 @@ BOOST_AUTO_TEST_CASE(decoder_errors_name_the_member) {
   BOOST_TEST(layout(s) == (std::vector<std::string>{"a:cls", "d:cls"}));
 }
 
+// Item 16 of issue 13: a tiny file whose header declares a huge image is refused before the
+// decoder allocates it (Note [Image size limit] in plugins/datasets/decoders/image.cpp).
+BOOST_AUTO_TEST_CASE(image_bombs_are_refused_before_decoding) {
+  TempDir dir;
+  std::string path = dir / "bombs.tar";
+  std::string png = data_test::png_bomb(10000, 10000);     // 100 M pixels
+  std::string jpg = data_test::jpeg_bomb(10000, 10000);
+  BOOST_TEST(png.size() < 200u);
+  BOOST_TEST(jpg.size() < 1000u);
+  data_test::write_file(path, data_test::tar_bytes({{"a.png", png}, {"b.jpg", jpg}}));
+  auto start = std::chrono::steady_clock::now();
+  for (const char* field : {"png", "jpg"}) {
+    CHECK_ERROR(kiln::ValueError,
+                data_test::read_all("tar:" + path, SourceOptions().fields({field})),
+                std::string(field) + " decoder: the image is 10000 x 10000 pixels, more than " +
+                    "the limit of 89478485 pixels", "KILN_MAX_IMAGE_PIXELS");
+  }
+  auto took = std::chrono::steady_clock::now() - start;
+  BOOST_TEST(std::chrono::duration<double>(took).count() < 5.0);
+  // the limit is adjustable, and a bad value is named
+  std::vector<uint8_t> px(20 * 20 * 3, 9);
+  std::string small = dir / "small.tar";
+  data_test::write_file(small, data_test::tar_bytes({
+      {"a.png", data_test::encode_png(20, 20, 3, px.data())},
+      {"b.jpg", data_test::encode_jpeg(20, 20, 3, px.data(), 90, true)}}));
+  setenv("KILN_MAX_IMAGE_PIXELS", "399", 1);
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + small),
+              "the image is 20 x 20 pixels, more than the limit of 399 pixels");
+  setenv("KILN_MAX_IMAGE_PIXELS", "400", 1);
+  BOOST_TEST(data_test::read_all("tar:" + small).size() == 2u);
+  setenv("KILN_MAX_IMAGE_PIXELS", "0", 1);  // no limit
+  BOOST_TEST(data_test::read_all("tar:" + small).size() == 2u);
+  setenv("KILN_MAX_IMAGE_PIXELS", "lots", 1);
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + small),
+              "KILN_MAX_IMAGE_PIXELS='lots' is not a number of pixels");
+  setenv("KILN_MAX_IMAGE_PIXELS", "99999999999999999999999", 1);
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + small), "is not a number of pixels");
+  unsetenv("KILN_MAX_IMAGE_PIXELS");
+  // a progressive JPEG of too many scans
+  std::string slow = data_test::jpeg_with_scans(
+      data_test::encode_jpeg(16, 16, 3, std::vector<uint8_t>(16 * 16 * 3, 50).data(), 90, true),
+      600);
+  data_test::write_file(path, data_test::tar_bytes({{"s.jpg", slow}}));
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + path),
+              "jpg decoder: the progressive image has more than 500 scans");
+}
+
+// A decoder's tensor sizes come from the bytes it decodes: a size whose bytes overflow is an
+// error, not a wrapped-around allocation.
+BOOST_AUTO_TEST_CASE(a_decoder_tensor_size_that_overflows_is_refused) {
+  kiln::PluginInfo info = kiln::load_plugin(KILN_DATA_TEST_PLUGIN_DIR "/huge_decoder.so");
+  BOOST_REQUIRE(info.state == kiln::PluginState::Loaded);
+  TempDir dir;
+  std::string path = dir / "huge.tar";
+  data_test::write_file(path, data_test::tar_bytes({{"a.huge", "x"}, {"b.huge", "y"}}));
+  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + path),
+              "member 'a.huge' at byte offset 0",
+              "decoder asked for a tensor of uint8 [1099511627776, 1099511627776]",
+              "its size in bytes overflows");
+  DataLoader loader(open("tar:" + path), DataLoaderOptions(2));  // into a batch's column
+  CHECK_ERROR(kiln::ValueError, *loader.begin(), "for a batch of 2", "overflows");
+}
+
 BOOST_AUTO_TEST_CASE(compressed_shards_read_the_same) {
   TempDir dir;
   std::string pattern = data_test::write_shards(dir, 2, 5);
@@ -250,6 +380,26 @@ BOOST_AUTO_TEST_CASE(truncated_and_corrupt_shards_raise_or_are_skipped) {
   data_test::write_file(second, bytes.substr(0, 512 * 7 + 100));
   CHECK_ERROR(kiln::Error, data_test::read_all("tar:" + pattern), "shard '" + second + "'");
   unsetenv("KILN_TAR_READER");
+}
+
+BOOST_AUTO_TEST_CASE(every_cut_of_a_shard_raises_or_reads_whole) {
+  TempDir dir;
+  data_test::write_shards(dir, 1, 3, 700);  // members over a block: cuts inside data, padding
+  std::string good = data_test::read_file(dir / "train-000000.tar");
+  size_t eoa = good.size() - 1024;  // TarShardWriter ends with two zero blocks
+  good.resize((good.size() + 10239) / 10240 * 10240, '\0');  // whole records, as tar writes
+  std::vector<size_t> every, sampled;
+  for (size_t cut = 0; cut <= good.size(); ++cut) {
+    // every byte up to the second end-of-archive block, and then the ends of the file
+    if (cut <= eoa + 1024 || cut + 1 >= good.size()) every.push_back(cut);
+    // each block boundary and its neighbours, and every 37th byte
+    if (cut % 512 <= 1 || cut % 512 == 511 || cut % 37 == 0) sampled.push_back(cut);
+  }
+  check_cuts(good, eoa, every, ".tar", false);
+  setenv("KILN_TAR_READER", "libarchive", 1);
+  check_cuts(good, eoa, sampled, ".tar", false);
+  unsetenv("KILN_TAR_READER");
+  check_cuts(good, eoa, sampled, ".tar.gz", true);
 }
 
 BOOST_AUTO_TEST_CASE(seed_image_dataset_each_sample_once_through_any_workers) {
@@ -369,6 +519,25 @@ BOOST_AUTO_TEST_CASE(fewer_shards_than_readers_still_reads_each_once) {
   std::vector<std::string> keys = data_test::epoch_keys(loader);
   BOOST_TEST(keys.size() == 10u);
   BOOST_TEST(data_test::count(keys).size() == 10u);
+}
+
+// Item 23 of issue 13: the core says "cannot open" and the source says why, once.
+BOOST_AUTO_TEST_CASE(a_missing_shard_says_cannot_open_once) {
+  kiln::PluginInfo info = kiln::load_plugin(KILN_DATA_TEST_PLUGIN_DIR "/lines_source.so");
+  BOOST_REQUIRE(info.state == kiln::PluginState::Loaded);
+  TempDir dir;
+  for (std::string scheme : {"lines", "tar"}) {
+    std::string missing = dir / "missing";
+    try {
+      data_test::read_all(scheme + ":" + missing);
+      BOOST_ERROR(scheme << ": no error for a missing shard");
+    } catch (const kiln::Error& e) {
+      std::string m = e.what();
+      BOOST_TEST(data_test::contains(m, "shard '" + missing +
+                                            "': cannot open: No such file or directory"), m);
+      BOOST_TEST(!data_test::contains(m, "cannot open: cannot open"), m);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(unknown_scheme_and_empty_spec) {

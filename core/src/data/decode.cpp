@@ -16,6 +16,7 @@
 #include <kiln/ops.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace kiln::data::detail {
@@ -23,6 +24,17 @@ namespace kiln::data::detail {
 using kiln::detail::str;
 
 namespace {
+
+// The bytes of `count` tensors of `sizes` and `type`, or false when that overflows (a decoder's
+// sizes come from the bytes it decodes).
+bool tensor_bytes(IntArrayRef sizes, ScalarType type, int64_t count, uint64_t& bytes) {
+  bytes = element_size(type);
+  if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(count), &bytes)) return false;
+  for (int64_t s : sizes) {
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(s), &bytes)) return false;
+  }
+  return bytes <= static_cast<uint64_t>(INT64_MAX);
+}
 
 const char* last_extension(const char* name) {
   const char* dot = std::strrchr(name, '.');
@@ -164,6 +176,14 @@ void* ValueBuilder::tensor(int32_t dtype, int32_t ndim, const int64_t* sizes) {
       }
     }
     auto type = static_cast<ScalarType>(dtype);
+    uint64_t bytes = 0;
+    int64_t count = column_ != nullptr && !column_->buffer.defined() ? capacity_ : 1;
+    if (!tensor_bytes(shape, type, count, bytes)) {
+      error_ = str("decoder asked for a tensor of ", dtype_name(type), " ", shape,
+                   count > 1 ? str(" for a batch of ", count) : std::string(),
+                   ": its size in bytes overflows (a size field of the data is wrong)");
+      return nullptr;
+    }
     if (stack_.empty() && !has_top_ && column_ != nullptr) {
       void* p = column_->slot(capacity_, slot_, type, shape, error_);
       if (p == nullptr) return nullptr;

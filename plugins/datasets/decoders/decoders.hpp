@@ -11,12 +11,24 @@
 
 #include <kiln/sdk/plugin.h>
 
+#include <cstdint>
 #include <string>
 
 namespace kiln::decoders {
 
 // Sets the calling thread's error through the host (after init).
 void set_error(const std::string& message);
+
+// The largest image, in pixels, that the png and jpg decoders decode by default: Pillow's
+// Image.MAX_IMAGE_PIXELS. See Note [Image size limit] in image.cpp.
+constexpr uint64_t kDefaultMaxImagePixels = 89478485;
+
+// The limit in force: KILN_MAX_IMAGE_PIXELS when set (0: none), else the default. False, with an
+// error naming the variable, when it is not a non-negative integer.
+bool max_image_pixels(const char* name, uint64_t& limit);
+// Whether an image of height x width pixels, as its header declares, is within the limit (which
+// it returns in `limit`); false with an error naming the size and the limit.
+bool check_image_size(const char* name, uint64_t height, uint64_t width, uint64_t& limit);
 
 kiln_status decode_text(const void* data, uint64_t size, const char* name,
                         const kiln_decode_out* out, void* user);

@@ -1,139 +1,56 @@
-// png and jpg decoders: uint8 [H, W, C], written straight into the memory the core hands out
-// (a row of the batch when decoding into one).
+// The image decoders' size limit. See decoders.hpp.
+//
+// Note [Image size limit]
+// An image header declares its size, and a few hundred bytes can declare gigapixels: a 208-byte
+// progressive JPEG made libjpeg allocate 8.5 GB, and a 389 KB PNG decodes to 400 MB. The png and
+// jpg decoders read the header first and refuse an image of more pixels than the limit before
+// anything of that size is allocated, as Pillow does with Image.MAX_IMAGE_PIXELS ("Decompression
+// bomb protection", Pillow's Image.open reference); the default is Pillow's, 89,478,485 pixels
+// (a 1 GiB image at 4 bytes for 3 channels). KILN_MAX_IMAGE_PIXELS sets another limit (0: none).
+// The same limit bounds libjpeg's own working memory (a progressive JPEG keeps every
+// coefficient of the image), and a JPEG of more than 500 scans is refused, as TurboJPEG's
+// TJFLAG_LIMITSCANS does: each scan walks the whole image again.
 #include "decoders.hpp"
 
-#include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <string>
-
-#ifdef KILN_DECODERS_PNG
-#include <png.h>
-#endif
-#ifdef KILN_DECODERS_JPEG
-#include <csetjmp>
-#include <jpeglib.h>
-#endif
 
 namespace kiln::decoders {
 
-#ifdef KILN_DECODERS_PNG
-// libpng's simplified API: channels as stored (gray, gray+alpha, RGB, RGBA), palettes expanded,
-// 16-bit samples reduced to 8.
-kiln_status decode_png(const void* data, uint64_t size, const char* name,
-                       const kiln_decode_out* out, void*) {
-  png_image image;
-  std::memset(&image, 0, sizeof image);
-  image.version = PNG_IMAGE_VERSION;
-  if (!png_image_begin_read_from_memory(&image, data, size)) {
-    set_error(std::string(name) + " decoder: " + image.message);
-    return 1;
+bool max_image_pixels(const char* name, uint64_t& limit) {
+  limit = kDefaultMaxImagePixels;
+  const char* text = std::getenv("KILN_MAX_IMAGE_PIXELS");
+  if (text == nullptr || *text == '\0') return true;
+  uint64_t v = 0;
+  bool ok = true;
+  for (const char* p = text; *p != '\0'; ++p) {
+    if (*p < '0' || *p > '9' || __builtin_mul_overflow(v, 10, &v) ||
+        __builtin_add_overflow(v, static_cast<uint64_t>(*p - '0'), &v)) {
+      ok = false;
+      break;
+    }
   }
-  png_uint_32 channels = PNG_IMAGE_SAMPLE_CHANNELS(image.format);
-  image.format = channels == 1   ? PNG_FORMAT_GRAY
-                 : channels == 2 ? PNG_FORMAT_GA
-                 : channels == 3 ? PNG_FORMAT_RGB
-                                 : PNG_FORMAT_RGBA;
-  channels = PNG_IMAGE_SAMPLE_CHANNELS(image.format);
-  int64_t sizes[3] = {image.height, image.width, channels};
-  void* dst = out->tensor(out->ctx, KILN_U8, 3, sizes);
-  if (dst == nullptr) {
-    png_image_free(&image);
-    return 1;
+  if (!ok) {
+    set_error(std::string(name) + " decoder: KILN_MAX_IMAGE_PIXELS='" + text +
+              "' is not a number of pixels (a non-negative integer; 0 turns the limit off)");
+    return false;
   }
-  if (!png_image_finish_read(&image, nullptr, dst, 0, nullptr)) {
-    set_error(std::string(name) + " decoder: " + image.message);
-    png_image_free(&image);
-    return 1;
-  }
-  return 0;
-}
-#else
-kiln_status decode_png(const void*, uint64_t, const char*, const kiln_decode_out*, void*) {
-  set_error("png decoder: built without libpng");
-  return 1;
-}
-#endif
-
-#ifdef KILN_DECODERS_JPEG
-namespace {
-
-struct JpegError {
-  jpeg_error_mgr mgr;
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void on_jpeg_error(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<JpegError*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
+  limit = v;
+  return true;
 }
 
-void on_jpeg_message(j_common_ptr, int) {}  // warnings (corrupt data that decodes) stay quiet
-
-// Everything between setjmp and a longjmp is plain C data (no destructors to skip).
-int decode_jpeg_c(const unsigned char* data, unsigned long size, const kiln_decode_out* out,
-                  char* message, size_t message_len) {
-  jpeg_decompress_struct cinfo;
-  JpegError err;
-  cinfo.err = jpeg_std_error(&err.mgr);
-  err.mgr.error_exit = on_jpeg_error;
-  err.mgr.emit_message = on_jpeg_message;
-  err.message[0] = 0;
-  if (setjmp(err.jump)) {
-    std::snprintf(message, message_len, "%s", err.message);
-    jpeg_destroy_decompress(&cinfo);
-    return 1;
+bool check_image_size(const char* name, uint64_t height, uint64_t width, uint64_t& limit) {
+  if (!max_image_pixels(name, limit)) return false;
+  uint64_t pixels = 0;
+  bool overflow = __builtin_mul_overflow(height, width, &pixels);
+  if (limit != 0 && (overflow || pixels > limit)) {
+    set_error(std::string(name) + " decoder: the image is " + std::to_string(width) + " x " +
+              std::to_string(height) + " pixels, more than the limit of " +
+              std::to_string(limit) + " pixels (a guard against decompression bombs; set " +
+              "KILN_MAX_IMAGE_PIXELS to a larger number of pixels, or 0 for no limit)");
+    return false;
   }
-  jpeg_create_decompress(&cinfo);
-  jpeg_mem_src(&cinfo, data, size);
-  jpeg_read_header(&cinfo, TRUE);
-  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
-    std::snprintf(message, message_len, "CMYK JPEG images are not supported");
-    jpeg_destroy_decompress(&cinfo);
-    return 1;
-  }
-  cinfo.out_color_space = cinfo.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
-  jpeg_start_decompress(&cinfo);
-  int64_t sizes[3] = {cinfo.output_height, cinfo.output_width, cinfo.output_components};
-  auto* dst = static_cast<unsigned char*>(out->tensor(out->ctx, KILN_U8, 3, sizes));
-  if (dst == nullptr) {
-    message[0] = 0;  // the core holds the reason
-    jpeg_destroy_decompress(&cinfo);
-    return 2;
-  }
-  size_t row = static_cast<size_t>(cinfo.output_width) * cinfo.output_components;
-  while (cinfo.output_scanline < cinfo.output_height) {
-    JSAMPROW rows[1] = {dst + static_cast<size_t>(cinfo.output_scanline) * row};
-    jpeg_read_scanlines(&cinfo, rows, 1);
-  }
-  jpeg_finish_decompress(&cinfo);
-  jpeg_destroy_decompress(&cinfo);
-  return 0;
+  return true;
 }
-
-}  // namespace
-
-kiln_status decode_jpeg(const void* data, uint64_t size, const char* name,
-                        const kiln_decode_out* out, void*) {
-  char message[JMSG_LENGTH_MAX + 64];
-  int r = decode_jpeg_c(static_cast<const unsigned char*>(data), static_cast<unsigned long>(size),
-                        out, message, sizeof message);
-  if (r == 1) set_error(std::string(name) + " decoder: " + message);
-  return r == 0 ? 0 : 1;
-}
-#else
-kiln_status decode_jpeg(const void*, uint64_t, const char*, const kiln_decode_out*, void*) {
-  set_error("jpg decoder: built without libjpeg");
-  return 1;
-}
-#endif
-
-#ifndef KILN_DECODERS_JSON
-kiln_status decode_json(const void*, uint64_t, const char*, const kiln_decode_out*, void*) {
-  set_error("json decoder: built without nlohmann::json");
-  return 1;
-}
-#endif
 
 }  // namespace kiln::decoders

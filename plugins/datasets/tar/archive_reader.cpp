@@ -1,12 +1,14 @@
 // ArchiveReader: members through libarchive (see members.hpp). libarchive detects the
 // compression from the first bytes and decompresses in-process; byte offsets are those of the
-// uncompressed tar stream.
+// uncompressed tar stream. A stream without its end-of-archive block is truncated, as for
+// TarReader (Note [A shard ends with its end-of-archive block] in tar_reader.cpp).
 #include "members.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <vector>
 
 namespace kiln::tar {
@@ -24,13 +26,13 @@ class ArchiveReader : public MemberReader {
 
   void open_file(const std::string& path) {
     if (archive_read_open_filename(a_, path.c_str(), 1 << 20) != ARCHIVE_OK) {
-      throw TarError(message());
+      throw TarError(open_error());
     }
   }
 
   void open_memory(const uint8_t* data, uint64_t size) {
     if (archive_read_open_memory(a_, data, size) != ARCHIVE_OK) {
-      throw TarError(message());
+      throw TarError(open_error());
     }
   }
 
@@ -44,6 +46,14 @@ class ArchiveReader : public MemberReader {
       int r = archive_read_next_header(a_, &e);
       if (r == ARCHIVE_EOF) {
         done_ = true;
+        // libarchive also ends at a header boundary without the end-of-archive block; it
+        // consumed a zero block after the last member only when there was one. See Note [A
+        // shard ends with its end-of-archive block] in tar_reader.cpp.
+        la_int64_t end = archive_filter_bytes(a_, 0);
+        if (end - member_end_ < 512) {
+          throw TarError(where(static_cast<uint64_t>(end)) + ": unexpected end of data: the " +
+                         "stream ends before the end-of-archive block (truncated shard)");
+        }
         return false;
       }
       auto at = static_cast<uint64_t>(archive_read_header_position(a_));
@@ -53,7 +63,10 @@ class ArchiveReader : public MemberReader {
       }
       const char* path = archive_entry_pathname(e);
       name_ = path ? path : "";
-      if (archive_entry_filetype(e) != AE_IFREG) continue;
+      if (archive_entry_filetype(e) != AE_IFREG) {
+        skip_padding(at);
+        continue;
+      }
       la_int64_t size = archive_entry_size(e);
       if (size < 0) throw TarError(where(at) + ": negative size");
       if (static_cast<uint64_t>(size) > (uint64_t{1} << 40)) {
@@ -78,6 +91,7 @@ class ArchiveReader : public MemberReader {
         }
         got += static_cast<size_t>(n);
       }
+      skip_padding(at);
       m.name = &name_;
       m.data = buffer_.data();
       m.size = buffer_.size();
@@ -87,9 +101,25 @@ class ArchiveReader : public MemberReader {
   }
 
  private:
+  // libarchive reads the first header to recognize the format: a stream too short for one, or
+  // not a tar, fails here.
+  std::string open_error() const {
+    int e = archive_errno(a_);
+    if (e > 0 && e != EILSEQ) return message();  // a system error (ENOENT); EILSEQ: the format
+    return where(0) + ": " + message() + " (not a tar archive, or a truncated shard)";
+  }
   std::string message() const {
     const char* s = archive_error_string(a_);
     return s ? s : "libarchive error";
+  }
+  // Consumes the member's padding (raising when the stream ends in it) and notes where the
+  // member ends, for the end-of-archive check.
+  void skip_padding(uint64_t at) {
+    if (archive_read_data_skip(a_) != ARCHIVE_OK) {
+      done_ = true;
+      throw TarError(where(at) + ": " + message() + " (truncated shard)");
+    }
+    member_end_ = archive_filter_bytes(a_, 0);
   }
   std::string where(uint64_t at) const {
     std::string w = name_.empty() ? "header" : "member '" + name_ + "'";
@@ -100,6 +130,7 @@ class ArchiveReader : public MemberReader {
   std::string name_;
   std::vector<uint8_t> buffer_;
   bool done_ = false;
+  la_int64_t member_end_ = 0;  // the stream's position after the last member and its padding
 };
 
 }  // namespace

@@ -6,7 +6,20 @@
 //   'x': pax records for the next member (path, size); 'g': global pax records (ignored);
 //   '1' '2' '3' '4' '5' '6' 'V': links, devices, folders, FIFOs, labels: skipped, no data.
 // 'S' (GNU sparse) and 'M' (multi-volume) raise: training shards hold neither.
-// The end is a zero block, or the end of the file at a header boundary (as Python's tarfile).
+// The end is a zero block; see Note [A shard ends with its end-of-archive block].
+//
+// Note [A shard ends with its end-of-archive block]
+// A tar archive ends with two 512-byte zero blocks (POSIX; GNU tar, bsdtar, Python's tarfile and
+// kiln's TarShardWriter write them, tar programs then pad to a 10240-byte record). A shard is
+// complete when every member's data and padding are there and a whole zero block follows the last
+// member: what comes after that first zero block is not read (libarchive and tarfile also stop
+// there). Anything shorter is a truncated shard and raises, naming the byte offset, under the
+// user's error policy: a file that ends inside a header, a member's data or its padding, or at a
+// header boundary without the zero block (a copy cut after a member). libarchive and tarfile
+// accept that last case ("some writers omit the block of nulls"), and tarfile also a partial
+// last header, so a cut between members there loses the rest of the shard silently; kiln reads
+// shards that a training run must not shorten without a word, so it asks for the end marker.
+// The libarchive path (archive_reader.cpp) applies the same rule to compressed shards.
 //
 // Note [Read, not mapped]
 // A file is read with pread() in 1 MiB chunks into a window that slides over the shard, keeping
@@ -204,13 +217,16 @@ class TarReader : public MemberReader {
     for (;;) {
       if (done_) return false;
       uint64_t at = pos_;
-      if (at == size_) {  // the end of the file at a header boundary
+      if (at == size_) {  // See Note [A shard ends with its end-of-archive block].
         done_ = true;
-        return false;
+        throw TarError(where("", at) + ": unexpected end of data: the file ends before the " +
+                       "end-of-archive block (truncated shard)");
       }
       if (size_ - at < kBlock) {
+        done_ = true;
         throw TarError(where("", at) + ": unexpected end of data: the file ends " +
-                       std::to_string(size_ - at) + " bytes into a header (truncated shard)");
+                       std::to_string(size_ - at) + " bytes into a header or the " +
+                       "end-of-archive block (truncated shard)");
       }
       const uint8_t* h = source_->ensure(at, kBlock);
       if (zero_block(h)) {
@@ -244,16 +260,21 @@ class TarReader : public MemberReader {
       }
       if (has_pax_size) size = pax_size;
       uint64_t data_pos = at + kBlock;
-      uint64_t padded = size + (kBlock - size % kBlock) % kBlock;
+      uint64_t padded = 0;
+      if (__builtin_add_overflow(size, (kBlock - size % kBlock) % kBlock, &padded)) {
+        throw TarError(where(name_, at) + ": bad size field " + std::to_string(size));
+      }
       bool has_data = !(type == '1' || type == '2' || type == '3' || type == '4' ||
                         type == '5' || type == '6');
-      if (has_data && (size > size_ - data_pos)) {
+      if (has_data && padded > size_ - data_pos) {
+        done_ = true;
+        std::string part = size > size_ - data_pos ? "data" : "padding";
         throw TarError(where(name_, at) + ": unexpected end of data: the member has " +
-                       std::to_string(size) + " bytes, the file ends " +
-                       std::to_string(size_ - data_pos) + " bytes after its header (truncated " +
-                       "shard)");
+                       std::to_string(size) + " bytes (" + std::to_string(padded) +
+                       " with padding), the file ends " + std::to_string(size_ - data_pos) +
+                       " bytes after its header, in its " + part + " (truncated shard)");
       }
-      pos_ = has_data ? data_pos + std::min(padded, size_ - data_pos) : data_pos;
+      pos_ = has_data ? data_pos + padded : data_pos;
       switch (type) {
         case 'L':
           if (size > (uint64_t{1} << 20)) throw TarError(where(name_, at) + ": long name > 1 MiB");
@@ -311,13 +332,16 @@ std::unique_ptr<MemberReader> read_tar_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw TarError(std::strerror(errno));
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+  if (fstat(fd, &st) != 0) {
     int e = errno;
-    bool regular = S_ISREG(st.st_mode);
     ::close(fd);
-    if (!regular) throw TarError("not a regular file");
-    if (st.st_size == 0) throw TarError("empty file (a tar archive has at least one block)");
     throw TarError(std::string("cannot stat: ") + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+    ::close(fd);
+    if (!S_ISREG(st.st_mode)) throw TarError("not a regular file");
+    throw TarError("header at byte offset 0: empty file (a tar archive holds at least its " +
+                   std::string("end-of-archive block; truncated shard?)"));
   }
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return std::make_unique<TarReader>(

@@ -12,7 +12,9 @@
 #include <kiln/sdk/source.hpp>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -49,7 +51,7 @@ bool valid_column(const std::string& name) {
 class CsvReader {
  public:
   explicit CsvReader(const std::string& shard) : in_(shard, std::ios::binary) {
-    if (!in_) throw std::runtime_error("cannot open '" + shard + "'");
+    if (!in_) throw std::runtime_error(std::strerror(errno));  // the core says "cannot open"
     stem_ = std::filesystem::path(shard).stem().string();
     std::string header;
     if (!read_line(header)) throw std::runtime_error("'" + shard + "' is empty: no header line");
@@ -110,6 +112,10 @@ class CsvReader {
 struct CsvSource {
   static constexpr const char* scheme = "csv";
   using Reader = CsvReader;
+  // The sample corpus kiln-plugin-check reads through the source and fuzzes from.
+  static std::vector<std::string> sample_shards() {
+    return {"x,y\n0.5,4.25\n-1,2e3\n", "a,b,c\r\n1,2,3\r\n\r\n4,5,6\r\n"};
+  }
 };
 
 // Decodes the text of a ".f32" field into a float32 scalar tensor.
@@ -152,3 +158,6 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
 }
 
 }  // extern "C"
+
+// The checks kiln-plugin-check runs: the sample corpus above and the fuzz harness (source.hpp).
+KILN_SOURCE_CHECKS(CsvSource)

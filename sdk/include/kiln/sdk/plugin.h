@@ -1,10 +1,11 @@
 /* kiln plugin boundary: the only contract between kiln's core and a plugin.
  *
- * A plugin is a shared library that exports three C functions (below) and nothing else. The core
- * loads it at run time, asks it to describe itself (kiln_plugin_query, no side effects), asks
- * whether it can run on this machine (kiln_plugin_probe), and lets it register what it provides
- * (kiln_plugin_init) through a table of host functions (kiln_host). A plugin does not link
- * against the core.
+ * A plugin is a shared library that exports three C functions (below), and a data-source plugin
+ * may add two optional ones for kiln-plugin-check (kiln_source_sample_shard, kiln_source_fuzz).
+ * The core loads it at run time, asks it to describe itself (kiln_plugin_query, no side
+ * effects), asks whether it can run on this machine (kiln_plugin_probe), and lets it register
+ * what it provides (kiln_plugin_init) through a table of host functions (kiln_host). A plugin
+ * does not link against the core.
  *
  * What a data-source plugin registers (ABI 1.1): sources by scheme ("tar") and decoders by file
  * extension ("png"); see "Data sources and decoders" below and docs/writing-a-data-source.md.
@@ -285,6 +286,22 @@ KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host);
 /* Registers devices, kernels, sources and decoders. Non-zero (with an error set): the plugin is
  * refused and everything it registered is removed. */
 KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host);
+
+/* Optional exports of a data-source plugin: its checks, for kiln-plugin-check. The core never
+ * calls them, so a plugin without them loads and works as before, on any core; no ABI version
+ * changes with them. kiln/sdk/source.hpp's KILN_SOURCE_PLUGIN writes both. `scheme` is one the
+ * plugin registers; they are called after kiln_plugin_init, from one thread.
+ *
+ * The sample corpus: calls emit(ctx, bytes, size) once with the bytes of small valid shard
+ * number `index` (0, 1, ...) and returns 1, or returns 0 when there is none. kiln-plugin-check
+ * reads each through the source (open_shard on a file holding the bytes) and fuzzes from them. */
+KILN_PLUGIN_EXPORT int32_t kiln_source_sample_shard(const char* scheme, int32_t index,
+                                                    void (*emit)(void* ctx, const void* data,
+                                                                 uint64_t size),
+                                                    void* ctx);
+/* The fuzz harness: reads `data` as one shard, every sample, and returns 0 (1: unknown scheme).
+ * Any outcome but a crash or a hang is a pass; a libFuzzer target may call it too. */
+KILN_PLUGIN_EXPORT int32_t kiln_source_fuzz(const char* scheme, const void* data, uint64_t size);
 
 #ifdef __cplusplus
 } /* extern "C" */
