@@ -1,6 +1,8 @@
+#include "plugin_host.h"
 #include "runtime.h"
 
 #include <kiln/device.h>
+#include <kiln/dispatch.h>
 #include <kiln/error.h>
 
 #include <array>
@@ -10,6 +12,10 @@
 #include <optional>
 
 namespace kiln {
+
+// autocast keeps one bit per device type
+static_assert(kMaxDeviceTypes <= 8 * sizeof(detail::LocalDispatchState::autocast_device_types));
+
 namespace {
 
 // Note [Device type ids]: names are interned into a fixed table so that a DeviceType is a small
@@ -163,7 +169,14 @@ std::string device_description(Device device) {
   const detail::DeviceTypeRecord& r = detail::require_device(device, "device_description");
   if (r.ops->describe == nullptr) return device.str();
   std::array<char, 256> line{};
-  r.ops->describe(r.self, device.has_index() ? device.index() : 0, line.data(), line.size());
+  try {
+    r.ops->describe(r.self, device.has_index() ? device.index() : 0, line.data(), line.size());
+  } catch (...) {  // see Note [Exceptions from plugins] in plugin_loader.cpp
+    throw Error(detail::str("device_description(", device.str(), "): the plugin ",
+                            detail::plugin_path(r.plugin), " let an exception out of ",
+                            "kiln_device_ops::describe (", detail::describe_current_exception(),
+                            "); a plugin must not throw across the C boundary"));
+  }
   line.back() = '\0';  // a plugin that fills the whole buffer may omit the terminator
   return line.data();
 }

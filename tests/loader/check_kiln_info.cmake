@@ -17,7 +17,7 @@ set(expected
   init_fails.so=refused init_throws.so=refused missing_dep.so=load\ failed
   not_a_plugin.so=load\ failed null.so=refused probe_says_no.so=not\ available
   init_throws_int.so=refused registers_all_fails.so=refused takes_cpu.so=refused
-  absent_gpu.so=not\ available named_by_file.so=loaded)
+  absent_gpu.so=not\ available named_by_file.so=loaded describe_throws.so=loaded)
 
 function(run_kiln_info out_var)
   execute_process(
@@ -51,13 +51,16 @@ endforeach()
 expect("${text}" "reason: +registration failed: init_fails: the device's firmware is missing")
 expect("${text}" "reason: +[^\n]*libkiln_test_absent\\.so: cannot open shared object file")
 expect("${text}" "reason: +[^\n]*'null' is already registered by [^\n]*duplicate_device\\.so")
-expect("${text}" "reason: +it let a C\\+\\+ exception cross the C boundary \\(an exception of type int, not a std::exception\\)")
-expect("${text}" "reason: +registration failed: register_device\\('cpu'\\): the device type 'cpu' is kiln's own[^\n]*takes_cpu\\.so")
+set(int_reason "it let a C\\+\\+ exception cross the C boundary \\(an exception of type int,")
+expect("${text}" "reason: +${int_reason} not a std::exception\\)")
+set(cpu_reason "registration failed: register_device\\('cpu'\\): the device type 'cpu'")
+expect("${text}" "reason: +${cpu_reason} is kiln's own[^\n]*takes_cpu\\.so")
 # takes_cpu.so comes before kiln's plugin folder in the search, and kiln's CPU plugin still wins
 if(CPU_PLUGIN)
   expect("${text}" "file: +${CPU_PLUGIN}\n(    [^\n]*\n)*    state: +loaded\n    devices: cpu\n")
 endif()
 expect("${text}" "\n  testdev:0  testdev:0 \\(host memory, test device\\)\n")
+expect("${text}" "\n  describe_throws:0  \\(no description: [^\n]*describe_throws\\.so let an")
 expect("${text}" "\n  neg +[^\n]*testdev")
 expect("${text}" "composite \\(all devices\\)")
 
@@ -103,5 +106,7 @@ execute_process(
 if(rc EQUAL 0)
   message(FATAL_ERROR "kiln-info went on after a static constructor threw inside dlopen:\n${out}")
 endif()
-expect("${err}" "kiln: fatal: a static constructor of the plugin file ${STATIC_THROWS} threw while the library was being opened \\(std::runtime_error: static_throws: no configuration file\\)")
+set(fatal "kiln: fatal: a static constructor of the plugin file ${STATIC_THROWS} threw while")
+set(why "\\(std::runtime_error: static_throws: no configuration file\\)")
+expect("${err}" "${fatal} the library was being opened ${why}")
 message("kiln-info on static_throws.so: stopped (${rc}), naming the file and the exception")

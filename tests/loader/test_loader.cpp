@@ -343,7 +343,7 @@ BOOST_AUTO_TEST_CASE(every_file_is_listed_once_with_its_state) {
                                     "duplicate_device", "duplicate_kernel", "bad_calls",
                                     "kernel_error", "cycle", "init_throws_int",
                                     "registers_all_fails", "takes_cpu", "absent_gpu",
-                                    "named_by_file"};
+                                    "named_by_file", "describe_throws"};
   for (const std::string& name : names) kiln::load_plugin(plugin_file(name));
   std::vector<kiln::PluginInfo> all = kiln::plugins();
   for (const std::string& name : names) {
@@ -712,6 +712,14 @@ BOOST_AUTO_TEST_CASE(an_int_thrown_from_init_is_caught_named_and_rolled_back) {
   BOOST_TEST(info.devices.empty());
   check_no_device("throwing_int");
   BOOST_TEST(!has_kernel("neg", "throwing_int"));
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_from_a_device_operation_becomes_a_kiln_error) {
+  kiln::PluginInfo info = kiln::load_plugin(plugin_file("describe_throws"));
+  BOOST_REQUIRE_MESSAGE(state(info) == "loaded", info.reason);
+  CHECK_ERROR(kiln::Error, kiln::device_description(kiln::Device("describe_throws")),
+              "device_description(describe_throws): the plugin " + info.path,
+              "kiln_device_ops::describe (an exception of type int, not a std::exception)");
 }
 
 BOOST_AUTO_TEST_CASE(nothing_a_failed_plugin_registered_is_usable) {
