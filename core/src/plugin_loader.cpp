@@ -60,10 +60,12 @@ Loader& loader() {
 // Note [Exceptions from plugins]: a plugin must not throw across the C boundary, but one that
 // does must not take the process down or leave anything registered, so query, probe and init
 // run under catch (...) (load_plugin), and so do the host functions they call (plugin_host.cpp).
-// A static constructor that throws while dlopen runs it is another matter: the C library's
-// dlopen cannot pass an exception on (glibc calls std::terminate; measured), so the process
-// cannot survive it. While dlopen runs, a terminate handler names the file and the exception
-// before the process stops, where it would otherwise stop without naming either.
+// A static constructor that throws while dlopen runs it is another matter: the exception may
+// come out of dlopen, and is then caught like the others (the library stays mapped, unused),
+// but the unwinder may also fail to pass the dynamic linker's frames and call std::terminate
+// (measured on Debian 12 with a plain program calling dlopen; kiln's own tools have seen both).
+// So while dlopen runs, a terminate handler names the file and the exception before the process
+// stops, where it would otherwise stop without naming either.
 struct Opening {
   std::mutex mutex;
   std::thread::id thread;
@@ -365,10 +367,17 @@ PluginInfo load_plugin(const std::string& path) {
     l.plugins.push_back(plugin);
   }
   std::error_code load_error;
-  {
+  try {
     detail::OpeningGuard opening(canonical);  // see Note [Exceptions from plugins]
     plugin->library.load(canonical, load_error,
                          boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (...) {
+    plugin->info.state = PluginState::LoadFailed;
+    plugin->info.reason = detail::str(
+        "cannot load: a static constructor of the library threw while it was being opened (",
+        detail::describe_current_exception(), "); the library stays mapped but unused: fix its ",
+        "static constructors, or move the file out of the plugin folders");
+    return plugin->info;
   }
   if (load_error) {
     plugin->info.state = PluginState::LoadFailed;
