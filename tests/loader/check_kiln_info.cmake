@@ -108,7 +108,7 @@ execute_process(
 set(why "\\(std::runtime_error: static_throws: no configuration file\\)")
 if(rc EQUAL 0)
   set(listed "file: +${STATIC_THROWS}\n    state: +load failed\n    reason: +cannot load: a")
-  expect("${out}" "${listed} static constructor of the library threw while it was being [^\n]*${why}")
+  expect("${out}" "${listed} static constructor of the library threw while it was [^\n]*${why}")
   expect("${out}" "file: +[^\n]*/good\\.so\n(    [^\n]*\n)*    state: +loaded\n")
   message("kiln-info on static_throws.so: went on, listing it as load failed")
 else()
