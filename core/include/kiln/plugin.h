@@ -4,7 +4,9 @@
 // paths given to add_plugin_path(), the folders in KILN_PLUGIN_PATH (colon-separated), and the
 // plugin folder installed next to libkiln_core (../lib/kiln/plugins relative to it). Never the
 // current directory. A plugin that cannot load or run here is listed with the reason; the process
-// goes on with the others.
+// goes on with the others, and nothing a failed plugin registered stays usable. (A static
+// constructor that throws inside dlopen may stop the process: kiln then names the file first.)
+// The device types "cpu" and "cuda" are registered only by the plugins of kiln's own folder.
 #pragma once
 
 #include <kiln/export.h>
