@@ -46,7 +46,13 @@ Report gather(const Options& options) {
   r.search_path = kiln::plugin_search_path();
   r.plugins = kiln::plugins();
   for (const kiln::Device& d : kiln::devices()) {
-    r.devices.emplace_back(d.str(), kiln::device_description(d));
+    std::string description;
+    try {
+      description = kiln::device_description(d);
+    } catch (const kiln::Error& e) {  // a plugin's describe failed: the rest of the report stands
+      description = std::string("(no description: ") + e.what() + ")";
+    }
+    r.devices.emplace_back(d.str(), description);
   }
   for (const kiln::OperatorBase* op : kiln::all_operators()) {
     OperatorRow row{op->name(), !op->is_primitive(), {}};

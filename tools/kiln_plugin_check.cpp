@@ -229,6 +229,8 @@ bool parse_seconds(const std::string& text, double& out) {
 }
 
 int check(const Options& opt) {
+  // one summary line instead of a warning per operator (Note [CPU fallback warnings])
+  kiln::set_fallback_warnings(false);
   kiln::PluginInfo info = kiln::load_plugin(opt.path);  // first: before the folder's plugins
   kiln::load_plugins();
   std::cout << "plugin file: " << info.path << "\n";
@@ -288,6 +290,13 @@ int check(const Options& opt) {
     std::printf("    %-18s %4d passed %4d failed\n", dtype.c_str(), t.passed, t.failed);
   }
   if (opt.gradients) print_tallies("gradients, by operator", report.gradients);
+  std::vector<std::string> fallback = kiln::fallback_operators();
+  if (!fallback.empty()) {
+    std::cout << "  CPU fallback: " << fallback.size() << " operator"
+              << (fallback.size() == 1 ? "" : "s") << " ran on the CPU for want of a kernel "
+              << "here (slow: copies both ways):\n";
+    print_wrapped(fallback, "    ");
+  }
   int failed = 0;
   for (const auto& [name, t] : report.by_operator) failed += t.failed;
   for (const auto& [name, t] : report.gradients) failed += t.failed;

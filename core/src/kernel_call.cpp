@@ -4,8 +4,13 @@
 
 #include <kiln/autograd.h>
 #include <kiln/ops.h>
+#include <kiln/plugin.h>
 
 #include <cstring>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace kiln::detail {
@@ -64,19 +69,37 @@ void call_plugin(const OperatorBase& op, Device device, const OperatorBase::Plug
   if (fn(&call, k.user) != 0) throw_kernel_error(op, device, take_plugin_error());
 }
 
+// The operators that ran on the CPU for want of a kernel, and whether to warn about them: see
+// Note [CPU fallback warnings] in kiln/plugin.h.
+struct FallbackLog {
+  std::mutex mutex;
+  std::set<std::string> ops;
+  std::optional<bool> enabled;  // set_fallback_warnings(); unset: KILN_FALLBACK_WARNINGS
+};
+
+FallbackLog& fallback_log() {
+  static auto* log = new FallbackLog();  // leaked: used by operators until process exit
+  return *log;
+}
+
 // Note [CPU fallback]: a device that sets cpu_fallback runs operators it lacks on the CPU: the
 // inputs and outputs are copied to the CPU, the CPU kernel runs into the CPU outputs, and those
-// are copied back into the device outputs. It warns once per operator and device type.
-void run_on_cpu(const OperatorBase& op, Device device, DeviceTypeRecord& record,
+// are copied back into the device outputs. It warns once per operator per process.
+void run_on_cpu(const OperatorBase& op, Device device,
                 std::initializer_list<const Tensor*> inputs,
                 std::initializer_list<const Tensor*> outputs, const Attrs& attrs) {
+  bool warn_here = fallback_warnings();  // first: a malformed KILN_FALLBACK_WARNINGS throws
+  bool first = false;
   {
-    std::lock_guard<std::mutex> lock(record.warned_mutex);
-    if (record.warned_ops.insert(op.name()).second) {
-      warn(str("the operator '", op.name(), "' has no kernel for device '",
-               device_type_name(device.type()), "'; running it on the CPU (slow: copies data to ",
-               "the CPU and back). This warning is shown once per operator."));
-    }
+    FallbackLog& log = fallback_log();
+    std::lock_guard<std::mutex> lock(log.mutex);
+    first = log.ops.insert(op.name()).second;
+  }
+  if (first && warn_here) {
+    warn(str("the operator '", op.name(), "' has no kernel for device '",
+             device_type_name(device.type()), "'; running it on the CPU (slow: copies data to ",
+             "the CPU and back). Shown once per operator; KILN_FALLBACK_WARNINGS=0 or ",
+             "kiln::set_fallback_warnings(false) turns these warnings off."));
   }
   // the copies in and out are the kernel's own business, below autograd: the operator that
   // fell back was recorded (or refused) by its own Autograd kernel already
@@ -139,7 +162,7 @@ void run_kernel(const OperatorBase& op, std::initializer_list<const Tensor*> inp
   DeviceTypeRecord& record = device_record(device.type());
   if (record.ops != nullptr && record.ops->cpu_fallback && device.type() != kCPU &&
       op.has_plugin_kernel(kCPU)) {
-    run_on_cpu(op, device, record, inputs, outputs, attrs);
+    run_on_cpu(op, device, inputs, outputs, attrs);
     return;
   }
   throw NotImplementedError(str(
@@ -150,3 +173,28 @@ void run_kernel(const OperatorBase& op, std::initializer_list<const Tensor*> inp
 }
 
 }  // namespace kiln::detail
+
+namespace kiln {
+
+void set_fallback_warnings(bool enabled) {
+  detail::FallbackLog& log = detail::fallback_log();
+  std::lock_guard<std::mutex> lock(log.mutex);
+  log.enabled = enabled;
+}
+
+bool fallback_warnings() {
+  detail::FallbackLog& log = detail::fallback_log();
+  {
+    std::lock_guard<std::mutex> lock(log.mutex);
+    if (log.enabled) return *log.enabled;
+  }
+  return detail::env_flag("KILN_FALLBACK_WARNINGS", true);
+}
+
+std::vector<std::string> fallback_operators() {
+  detail::FallbackLog& log = detail::fallback_log();
+  std::lock_guard<std::mutex> lock(log.mutex);
+  return {log.ops.begin(), log.ops.end()};
+}
+
+}  // namespace kiln

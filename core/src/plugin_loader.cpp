@@ -1,5 +1,5 @@
-// The plugin loader: finds plugin files, checks their ABI, probes and initialises them, and
-// serves the host table (kiln_host) through which they register devices and kernels.
+// The plugin loader: finds plugin files, opens them, checks their ABI, probes and initialises
+// them (the host table they register through is plugin_host.cpp), and unloads them on request.
 //
 // Note [Plugins stay loaded]: a plugin stays loaded for the process's life unless a program asks
 // for unload_plugin(), which refuses while anything of the plugin's devices lives (storages are
@@ -8,6 +8,8 @@
 // against them (ggml leaks its handles for the same reason): the loader's own objects are
 // deliberately leaked, and nothing is unloaded at exit.
 #include "block_cache.h"
+#include "elf_arch.h"
+#include "plugin_host.h"
 #include "runtime.h"
 #include "amp/policy.h"
 #include "data/registry.h"
@@ -21,13 +23,15 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <string_view>
+#include <thread>
 
 namespace kiln {
 namespace detail {
@@ -38,14 +42,13 @@ namespace fs = std::filesystem;
 struct LoadedPlugin {
   PluginInfo info;
   boost::dll::shared_library library;
+  std::vector<std::string> refused_devices;  // the device types a refused plugin tried to add
 };
 
 struct Loader {
   std::recursive_mutex mutex;
   std::vector<LoadedPlugin*> plugins;  // leaked: see Note [Plugins stay loaded]
   std::vector<std::string> extra_paths;
-  int registering = -1;       // the plugin whose probe/init is running
-  bool initialising = false;  // its kiln_plugin_init is running: only then may it register
   std::once_flag once;
 };
 
@@ -54,140 +57,74 @@ Loader& loader() {
   return *l;
 }
 
-std::array<DeviceTypeRecord, kMaxDeviceTypes>& records() {
-  static auto* r = new std::array<DeviceTypeRecord, kMaxDeviceTypes>();
-  return *r;
+// Note [Exceptions from plugins]: a plugin must not throw across the C boundary, but one that
+// does must not take the process down or leave anything registered, so query, probe and init
+// run under catch (...) (load_plugin), and so do the host functions they call (plugin_host.cpp).
+// A static constructor that throws while dlopen runs it is another matter: the exception may
+// come out of dlopen, and is then caught like the others (the library stays mapped, unused),
+// but the unwinder may also fail to pass the dynamic linker's frames and call std::terminate
+// (measured on Debian 12 with a plain program calling dlopen; kiln's own tools have seen both).
+// So while dlopen runs, a terminate handler names the file and the exception before the process
+// stops, where it would otherwise stop without naming either.
+struct Opening {
+  std::mutex mutex;
+  std::thread::id thread;
+  std::string file;
+  std::terminate_handler previous = nullptr;
+};
+
+Opening& opening() {
+  static Opening* o = new Opening();  // leaked: read by a terminate handler
+  return *o;
 }
 
-thread_local std::string t_plugin_error;
-
-// --- the host table ---------------------------------------------------------------------------
-
-void host_set_error(const char* message) { t_plugin_error = message ? message : "(null)"; }
-
-void host_log(int32_t level, const char* message) {
-  Loader& l = loader();
-  std::string who = l.registering >= 0 ? l.plugins[l.registering]->info.name : "plugin";
-  if (level >= KILN_LOG_WARN || std::getenv("KILN_VERBOSE") != nullptr) {
-    const char* tag = level >= KILN_LOG_ERROR ? "error" : (level >= KILN_LOG_WARN ? "warning" : "info");
-    std::cerr << "kiln: " << tag << " [" << who << "]: " << message << "\n";
+[[noreturn]] void on_terminate_while_opening() {
+  Opening& o = opening();
+  if (std::this_thread::get_id() == o.thread && std::current_exception()) {
+    std::cerr << "kiln: fatal: a static constructor of the plugin file " << o.file
+              << " threw while the library was being opened ("
+              << describe_current_exception() << "); dlopen cannot pass an exception on, so "
+              << "the process stops. Fix the plugin's static constructors, or remove the file "
+              << "from the plugin folders (kiln-info lists them)" << std::endl;
   }
+  if (o.previous != nullptr) o.previous();
+  std::abort();
 }
 
-int32_t host_register_device(const char* name, const kiln_device_ops* ops, void* self) {
-  Loader& l = loader();
-  try {
-    KILN_CHECK(l.initialising, "register_device called outside kiln_plugin_init");
-    KILN_CHECK(name != nullptr && ops != nullptr, "register_device: name and ops are required");
-    KILN_CHECK(ops->struct_size >= offsetof(kiln_device_ops, priority) + sizeof(int32_t),
-               "register_device('", name, "'): kiln_device_ops.struct_size ", ops->struct_size,
-               " is too small");
-    KILN_CHECK(ops->count && ops->alloc && ops->free && ops->copy, "register_device('", name,
-               "'): count, alloc, free and copy are required");
-    DeviceType type = device_type_from_name(name);
-    DeviceTypeRecord& r = records()[type];
-    KILN_CHECK(r.ops == nullptr, "device type '", name, "' is already registered by ",
-               plugin_path(r.plugin), "; refused from ", l.plugins[l.registering]->info.path);
-    int32_t count = ops->count(self);
-    r.ops = ops;
-    r.self = self;
-    r.plugin = l.registering;
-    r.count = count < 0 ? 0 : count;
-    l.plugins[l.registering]->info.devices.push_back(name);
-    return type;
-  } catch (const std::exception& e) {
-    t_plugin_error = e.what();
-    return -1;
+class OpeningGuard {
+ public:
+  explicit OpeningGuard(const std::string& file) {
+    Opening& o = opening();
+    std::lock_guard<std::mutex> lock(o.mutex);
+    o.thread = std::this_thread::get_id();
+    o.file = file;
+    o.previous = std::set_terminate(on_terminate_while_opening);
   }
-}
+  ~OpeningGuard() {
+    Opening& o = opening();
+    std::lock_guard<std::mutex> lock(o.mutex);
+    std::set_terminate(o.previous);
+    o.thread = {};
+  }
+  OpeningGuard(const OpeningGuard&) = delete;
+  OpeningGuard& operator=(const OpeningGuard&) = delete;
+};
 
-kiln_status host_register_kernel(const char* op_name, int32_t device_type, kiln_kernel_fn fn,
-                                 void* user) {
-  Loader& l = loader();
-  try {
-    KILN_CHECK(l.initialising, "register_kernel called outside kiln_plugin_init");
-    KILN_CHECK(op_name != nullptr && fn != nullptr, "register_kernel: op and fn are required");
-    KILN_CHECK(device_type >= 0 && device_type < kMaxDeviceTypes &&
-                   records()[device_type].ops != nullptr,
-               "register_kernel('", op_name, "'): device type ", device_type,
-               " is not registered");
-    auto type = static_cast<DeviceType>(device_type);
-    KILN_CHECK(records()[type].plugin == l.registering, "register_kernel('", op_name,
-               "'): device type '", device_type_name(type), "' belongs to ",
-               plugin_path(records()[type].plugin), "; a plugin registers kernels only for the ",
-               "device types it registered (refused from ", l.plugins[l.registering]->info.path,
-               ")");
-    OperatorBase* op = find_operator(op_name);
-    KILN_CHECK(op != nullptr, "register_kernel: kiln has no operator '", op_name, "'");
-    KILN_CHECK(!op->has_plugin_kernel(type), "register_kernel: operator '", op_name,
-               "' already has a kernel for device '", device_type_name(type), "' from ",
-               plugin_path(op->plugin_kernel(type).plugin), "; refused from ",
-               l.plugins[l.registering]->info.path);
-    op->set_plugin_kernel(type, {reinterpret_cast<void*>(fn), user, l.registering});
-    return 0;
-  } catch (const std::exception& e) {
-    t_plugin_error = e.what();
-    return 1;
-  }
-}
-
-// Data sources and decoders (ABI 1.1): the registry lives in data/registry.cpp.
-kiln_status host_register_source(const char* scheme, const kiln_source_ops* ops, void* self) {
-  try {
-    KILN_CHECK(loader().initialising, "register_source called outside kiln_plugin_init");
-    data::detail::register_source(loader().registering, scheme, ops, self);
-    return 0;
-  } catch (const std::exception& e) {
-    t_plugin_error = e.what();
-    return 1;
-  }
-}
-
-kiln_status host_register_decoder(const char* extension, kiln_decode_fn fn, void* user) {
-  try {
-    KILN_CHECK(loader().initialising, "register_decoder called outside kiln_plugin_init");
-    data::detail::register_decoder(loader().registering, extension, fn, user);
-    return 0;
-  } catch (const std::exception& e) {
-    t_plugin_error = e.what();
-    return 1;
-  }
-}
-
-const kiln_host& host_table() {
-  static const kiln_host table = {
-      sizeof(kiln_host), KILN_ABI_MAJOR,       KILN_ABI_MINOR, host_register_device,
-      host_register_kernel, host_set_error, host_log, host_register_source,
-      host_register_decoder,
-  };
-  return table;
-}
-
-// Removes everything plugin `index` registered (its init failed).
-void unregister_plugin(int index) {
-  data::detail::unregister_plugin(index);
-  for (OperatorBase* op : all_operators()) {
-    for (int t = 0; t < kMaxDeviceTypes; ++t) {
-      auto type = static_cast<DeviceType>(t);
-      if (op->plugin_kernel(type).plugin == index) op->set_plugin_kernel(type, {});
-    }
-  }
-  for (DeviceTypeRecord& r : records()) {
-    if (r.plugin == index) {
-      r.ops = nullptr;
-      r.self = nullptr;
-      r.plugin = -1;
-      r.count = 0;
-      std::lock_guard<std::mutex> lock(r.warned_mutex);
-      r.warned_ops.clear();  // a plugin loaded again warns again
-    }
-  }
+// Refuses a plugin whose init failed, rolling back what it registered (Note [Staged
+// registrations] in plugin_host.h).
+void refuse(LoadedPlugin& p, std::string reason) {
+  close_registrations();
+  p.refused_devices = discard_registrations();
+  p.info.devices.clear();
+  p.info.state = PluginState::Refused;
+  p.info.reason = std::move(reason);
 }
 
 std::string abi_text(int major, int minor) { return str(major, ".", minor); }
 
 // Checks the ABI, probes and initialises an opened library; fills info.state and info.reason.
-void start_plugin(LoadedPlugin& p, int index) {
+// Exceptions from the plugin's functions reach load_plugin.
+void start_plugin(LoadedPlugin& p, int index, bool own_folder) {
   PluginInfo& info = p.info;
   using QueryFn = const kiln_plugin_info*();
   using ProbeFn = int32_t(const kiln_host*);
@@ -234,35 +171,69 @@ void start_plugin(LoadedPlugin& p, int index) {
       return;
     }
   }
-  t_plugin_error.clear();
+  set_current_plugin(index, info.name, info.path, own_folder);
+  take_plugin_error();
   if (p.library.get<ProbeFn>("kiln_plugin_probe")(&host_table()) == 0) {
     info.state = PluginState::NotAvailable;
-    info.reason = t_plugin_error.empty() ? "its probe says it cannot run on this machine"
-                                         : take_plugin_error();
+    std::string why = take_plugin_error();
+    info.reason = why.empty() ? "its probe says it cannot run on this machine" : why;
     return;
   }
-  t_plugin_error.clear();
-  loader().initialising = true;
+  take_plugin_error();
+  open_registrations();
   kiln_status status = p.library.get<InitFn>("kiln_plugin_init")(&host_table());
-  loader().initialising = false;
+  close_registrations();
   if (status != 0) {
-    unregister_plugin(index);
-    info.devices.clear();
-    info.state = PluginState::Refused;
-    info.reason = str("registration failed: ", t_plugin_error.empty() ? "(no message)"
-                                                                       : take_plugin_error());
+    std::string why = take_plugin_error();
+    refuse(p, str("registration failed: ", why.empty() ? "(no message)" : why));
     return;
   }
+  info.devices = commit_registrations();
   info.state = PluginState::Loaded;
 }
 
-// The folder of libkiln_core.so itself.
-fs::path core_library_dir() {
+// The file of libkiln_core.so itself, and its folder.
+std::string core_library() {
   Dl_info dl{};
-  if (dladdr(reinterpret_cast<void*>(&core_library_dir), &dl) == 0 || dl.dli_fname == nullptr) {
+  if (dladdr(reinterpret_cast<void*>(&core_library), &dl) == 0 || dl.dli_fname == nullptr) {
     return {};
   }
-  return fs::weakly_canonical(fs::path(dl.dli_fname)).parent_path();
+  std::error_code ec;
+  return fs::weakly_canonical(fs::path(dl.dli_fname), ec).string();
+}
+
+fs::path core_library_dir() {
+  std::string file = core_library();
+  return file.empty() ? fs::path() : fs::path(file).parent_path();
+}
+
+// Whether `file` is in kiln's own plugin folder, whose plugins may register "cpu" and "cuda".
+bool in_own_folder(const std::string& file) {
+  fs::path own = core_library_dir();
+  return !own.empty() && fs::path(file).parent_path() == own / "kiln" / "plugins";
+}
+
+// For "device type 'cuda' is not provided by any loaded plugin": the plugin that would provide
+// `type` and why it did not (a device plugin is named after its device type, as "cuda" in
+// kiln_cuda.so; a refused plugin may have tried to register it), or where to look.
+std::string why_not_provided(const std::string& type) {
+  for (const LoadedPlugin* p : loader().plugins) {
+    const PluginInfo& info = p->info;
+    if (info.state == PluginState::Loaded) continue;
+    std::string stem = fs::path(info.path).stem().string();
+    bool named = info.name == type || stem == type || stem == "kiln_" + type;
+    bool tried = std::find(p->refused_devices.begin(), p->refused_devices.end(), type) !=
+                 p->refused_devices.end();
+    if (!named && !tried) continue;
+    std::string who = info.name.empty() ? "" : "'" + info.name + "' ";
+    if (info.state == PluginState::NotAvailable) {
+      return str("the plugin ", who, "(", info.path, ") that provides it found no usable ",
+                 "device here: ", info.reason);
+    }
+    return str("the plugin ", who, "(", info.path, ") that provides it is ",
+               plugin_state_name(info.state), ": ", info.reason);
+  }
+  return "run kiln-info to see each plugin and why it did or did not load";
 }
 
 std::vector<std::string> split_path_list(const char* text) {
@@ -278,31 +249,22 @@ std::vector<std::string> split_path_list(const char* text) {
 
 }  // namespace
 
-DeviceTypeRecord& device_record(DeviceType type) { return records()[type]; }
-
 std::string plugin_path(int plugin) {
   Loader& l = loader();
   if (plugin < 0 || plugin >= static_cast<int>(l.plugins.size())) return "";
   return l.plugins[plugin]->info.path;
 }
 
-std::string registered_device_types() {
-  std::string out;
-  for (int t = 0; t < kMaxDeviceTypes; ++t) {
-    if (records()[t].ops == nullptr) continue;
-    if (!out.empty()) out += ", ";
-    out += device_type_name(static_cast<DeviceType>(t));
-  }
-  return out.empty() ? "none" : out;
-}
-
-std::string take_plugin_error() {
-  std::string message = std::move(t_plugin_error);
-  t_plugin_error.clear();
-  return message;
-}
-
 void warn(const std::string& message) { std::cerr << "kiln: warning: " << message << "\n"; }
+
+bool env_flag(const char* name, bool unset) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return unset;
+  std::string_view v(value);
+  KILN_CHECK_VALUE(v == "0" || v == "1", "the environment variable ", name, "='", v,
+                   "' is not 0 or 1; set it to 0 (off) or 1 (on), or unset it");
+  return v == "1";
+}
 
 void ensure_plugins_loaded() {
   Loader& l = loader();
@@ -340,14 +302,14 @@ void ensure_plugins_loaded() {
 
 DeviceTypeRecord& require_device(Device device, const char* what) {
   ensure_plugins_loaded();
-  DeviceTypeRecord& r = records()[device.type()];
-  KILN_CHECK(r.ops != nullptr, what, ": device type '", device_type_name(device.type()),
-             "' is not provided by any loaded plugin (device types available: ",
-             registered_device_types(), "); run kiln-info to see each plugin and why it did or ",
-             "did not load");
+  DeviceTypeRecord& r = device_record(device.type());
+  const std::string& type = device_type_name(device.type());
+  KILN_CHECK(r.ops != nullptr, what, ": device type '", type, "' is not provided by any loaded ",
+             "plugin (device types available: ", registered_device_types(), "); ",
+             why_not_provided(type));
   int index = device.has_index() ? device.index() : 0;
-  KILN_CHECK(index < r.count, what, ": device ", device.str(), " does not exist: the ",
-             device_type_name(device.type()), " plugin found ", r.count, " device",
+  KILN_CHECK(index < r.count, what, ": device ", device.str(), " does not exist: the ", type,
+             " plugin (", plugin_path(r.plugin), ") found ", r.count, " device",
              r.count == 1 ? "" : "s");
   return r;
 }
@@ -405,14 +367,27 @@ PluginInfo load_plugin(const std::string& path) {
     l.plugins.push_back(plugin);
   }
   std::error_code load_error;
-  plugin->library.load(canonical, load_error,
-                       boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  try {
+    detail::OpeningGuard opening(canonical);  // see Note [Exceptions from plugins]
+    plugin->library.load(canonical, load_error,
+                         boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (...) {
+    plugin->info.state = PluginState::LoadFailed;
+    plugin->info.reason = detail::str(
+        "cannot load: a static constructor of the library threw while it was being opened (",
+        detail::describe_current_exception(), "); the library stays mapped but unused: fix its ",
+        "static constructors, or move the file out of the plugin folders");
+    return plugin->info;
+  }
   if (load_error) {
     plugin->info.state = PluginState::LoadFailed;
     const char* dl = dlerror();
     std::string why = dl ? dl : load_error.message();
+    std::string other_arch = detail::architecture_mismatch(canonical, detail::core_library());
     if (!detail::fs::exists(canonical)) {
       why = "no such file";
+    } else if (!other_arch.empty()) {
+      why = other_arch + " (the loader said: " + why + ")";
     } else if (why.find("cannot open shared object file") != std::string::npos) {
       why += " (a library the plugin needs is missing: install it, or add its folder to "
              "LD_LIBRARY_PATH)";
@@ -420,18 +395,15 @@ PluginInfo load_plugin(const std::string& path) {
     plugin->info.reason = "cannot load: " + why;
     return plugin->info;
   }
-  l.registering = index;
+  detail::set_current_plugin(index, "", canonical, detail::in_own_folder(canonical));
   try {
-    detail::start_plugin(*plugin, index);
-  } catch (const std::exception& e) {
-    l.initialising = false;
-    detail::unregister_plugin(index);
-    plugin->info.devices.clear();
-    plugin->info.state = PluginState::Refused;
-    plugin->info.reason = detail::str("it let a C++ exception cross the C boundary (a plugin ",
-                                      "must return an error instead): ", e.what());
+    detail::start_plugin(*plugin, index, detail::in_own_folder(canonical));
+  } catch (...) {
+    detail::refuse(*plugin, detail::str("it let a C++ exception cross the C boundary (",
+                                        detail::describe_current_exception(),
+                                        "); a plugin must return an error instead"));
   }
-  l.registering = -1;
+  detail::set_current_plugin(-1, "", "", false);
   return plugin->info;
 }
 
@@ -450,7 +422,7 @@ void unload_plugin(const std::string& path) {
   KILN_CHECK(p.info.state == PluginState::Loaded, "unload_plugin: '", canonical,
              "' is not loaded (its state: ", plugin_state_name(p.info.state), ")");
   for (int t = 0; t < kMaxDeviceTypes; ++t) {
-    detail::DeviceTypeRecord& r = detail::records()[t];
+    detail::DeviceTypeRecord& r = detail::device_record(static_cast<DeviceType>(t));
     if (r.plugin != index) continue;
     int64_t live = r.live_storages.load();
     KILN_CHECK(live == 0, "unload_plugin: refused for ", canonical, ": ", live, " storage",
@@ -468,7 +440,7 @@ void unload_plugin(const std::string& path) {
   }
   // the block cache keeps large blocks of dead storages: they go back to the plugin first
   for (int t = 0; t < kMaxDeviceTypes; ++t) {
-    if (detail::records()[t].plugin == index) {
+    if (detail::device_record(static_cast<DeviceType>(t)).plugin == index) {
       detail::release_cached_blocks(static_cast<DeviceType>(t));
     }
   }

@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <mutex>
-#include <set>
 #include <string>
+#include <string_view>
 
 namespace kiln::detail {
 
@@ -19,12 +19,16 @@ struct DeviceTypeRecord {
   int plugin = -1;     // index in the loader's list
   int32_t count = 0;   // devices of this type on this machine
   std::atomic<int64_t> live_storages{0};
-  std::mutex warned_mutex;
-  std::set<std::string> warned_ops;  // CPU-fallback warnings already given
 };
 
 // The record of a device type (valid for every id below kMaxDeviceTypes).
 DeviceTypeRecord& device_record(DeviceType type);
+
+// The id of an interned device type name, or -1; interns nothing.
+int find_device_type(std::string_view name);
+// Frees the id of a name that only a refused plugin interned (see Note [Device type ids]); the
+// ids of "cpu" and "cuda" are never freed.
+void release_device_type(DeviceType type);
 
 // Loads the plugins once, on first need.
 void ensure_plugins_loaded();
@@ -43,5 +47,9 @@ std::string take_plugin_error();
 
 // Prints a warning to stderr with the "kiln: warning:" prefix.
 void warn(const std::string& message);
+
+// A 0/1 environment variable: `unset` when it is unset or empty; throws ValueError naming the
+// variable for any other value.
+bool env_flag(const char* name, bool unset);
 
 }  // namespace kiln::detail

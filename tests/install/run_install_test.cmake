@@ -2,7 +2,8 @@
 #   1. cmake --install the build tree into WORK_DIR/prefix and check the layout;
 #   2. configure and build the consumer project against it (find_package(kiln), kiln::core);
 #   3. run the consumer and the installed kiln-info with no KILN_PLUGIN_PATH, LD_LIBRARY_PATH or
-#      KILN_DEVICE: each must find libkiln_core and, through it, the installed plugins;
+#      KILN_DEVICE: each must find libkiln_core and, through it, the installed plugins; and the
+#      README's `KILN_DEVICE=<type> kiln-curve-fit` with the installed program;
 #   4. move the prefix elsewhere: the installed kiln-info must still run ($ORIGIN RPATHs).
 # Inputs: BUILD_DIR CONSUMER_DIR WORK_DIR CXX EXPECT_CPU SANITIZE LIBDIR
 cmake_minimum_required(VERSION 3.25)
@@ -34,7 +35,7 @@ set(must_exist
   include/kiln/kiln.h include/kiln/plugin.h include/kiln/sdk/plugin.h include/kiln/sdk/kernel.hpp
   ${LIBDIR}/libkiln_core.so ${LIBDIR}/cmake/kiln/kilnConfig.cmake
   ${LIBDIR}/cmake/kiln/kilnConfigVersion.cmake ${LIBDIR}/cmake/kiln/kilnTargets.cmake
-  bin/kiln-info)
+  bin/kiln-info bin/kiln-plugin-check bin/kiln-curve-fit)
 if(EXPECT_CPU)
   list(APPEND must_exist ${LIBDIR}/kiln/plugins/kiln_cpu.so)
 endif()
@@ -78,6 +79,12 @@ expect("${info}" "plugin search path, in order:\n  ${plugin_dir}[\n ]" "installe
 if(EXPECT_CPU)
   expect("${info}" "file: +${plugin_dir}/kiln_cpu\\.so\n(    [^\n]*\n)*    state: +loaded\n"
          "installed kiln-info")
+endif()
+if(EXPECT_CPU)
+  run(out ${CMAKE_COMMAND} -E env --unset=KILN_PLUGIN_PATH --unset=LD_LIBRARY_PATH KILN_DEVICE=cpu
+          ${prefix}/bin/kiln-curve-fit)
+  expect("${out}" "device cpu:0,[^\n]*\n[^\n]*\nclose to \\[5, 0, 3\\]: yes"
+         "KILN_DEVICE=cpu kiln-curve-fit (README)")
 endif()
 
 # --- 4. the install is relocatable -------------------------------------------------------------

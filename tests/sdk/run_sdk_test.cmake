@@ -91,9 +91,9 @@ expect("${out}" "all checks passed: kiln runs every operator on ref:0 as on the 
        "kiln-plugin-check kiln_ref.so")
 expect("${out}" "gradients, by operator: [1-9][0-9]* passed, 0 failed" "kiln-plugin-check")
 
-# --- 4. the seed's curve fit on ref ---------------------------------------------------------------
+# --- 4. the seed's curve fit on ref: the installed program, as the README and the guide run it --
 run(out ${CMAKE_COMMAND} -E env --unset=KILN_PLUGIN_PATH KILN_DEVICE=ref
-        ${WORK_DIR}/project/kiln-curve-fit)
+        ${prefix}/bin/kiln-curve-fit)
 expect("${out}" "device ref:0," "curve fit with KILN_DEVICE=ref")
 expect("${out}" "close to \\[5, 0, 3\\]: yes" "curve fit on ref")
 

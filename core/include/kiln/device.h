@@ -13,9 +13,12 @@
 
 namespace kiln {
 
-// Interned device type names. "cpu" is always 0 and "cuda" 1 so that kCPU/kCUDA are constants.
+// Interned device type names. "cpu" is always 0 and "cuda" 1 so that kCPU/kCUDA are constants;
+// only the plugins of kiln's own plugin folder may register these two names. At most
+// kMaxDeviceTypes names are interned at once (autocast keeps one bit per type in 32 bits); the
+// name a refused plugin interned is given back.
 using DeviceType = int8_t;
-constexpr int kMaxDeviceTypes = 16;
+constexpr int kMaxDeviceTypes = 32;
 constexpr DeviceType kCPU = 0;
 constexpr DeviceType kCUDA = 1;
 

@@ -1,15 +1,23 @@
-// Everything a kiln user includes.
+// Everything a kiln user includes, as libtorch's torch/torch.h: tensors and operators,
+// autograd, devices and plugins, nn, optim, amp, data and serialize.
 #pragma once
 
+#include <kiln/amp.h>
 #include <kiln/autograd.h>
+#include <kiln/custom_function.h>
+#include <kiln/data/data.h>
 #include <kiln/device.h>
 #include <kiln/dispatch.h>
 #include <kiln/dtype.h>
 #include <kiln/error.h>
+#include <kiln/gradcheck.h>
 #include <kiln/indexing.h>
+#include <kiln/nn.h>
 #include <kiln/ops.h>
+#include <kiln/optim.h>
 #include <kiln/options.h>
 #include <kiln/plugin.h>
 #include <kiln/scalar.h>
+#include <kiln/serialize.h>
 #include <kiln/tensor.h>
 #include <kiln/tensor_data.h>

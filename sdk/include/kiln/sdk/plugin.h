@@ -140,7 +140,8 @@ typedef struct kiln_device_ops {
   /* The lower-precision dtype autocast uses on this device (KILN_F16 or KILN_BF16). */
   int32_t autocast_dtype;
   /* 1: operators without a kernel here run on the CPU device (copy in, run, copy out), with a
-   * warning once per operator. 0: they raise an error. */
+   * warning once per operator per process (KILN_FALLBACK_WARNINGS=0: none). 0: they raise an
+   * error. */
   int32_t cpu_fallback;
   /* default_device() picks the available device type with the highest priority (cpu: 0). */
   int32_t priority;

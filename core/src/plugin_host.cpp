@@ -1,0 +1,290 @@
+// The host table and the staging of a plugin's registrations: see Note [Staged registrations]
+// in plugin_host.h.
+#include "plugin_host.h"
+
+#include "runtime.h"
+#include "data/registry.h"
+
+#include <kiln/dispatch.h>
+#include <kiln/error.h>
+
+#include <cxxabi.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+namespace kiln::detail {
+namespace {
+
+struct StagedDevice {
+  std::string name;
+  DeviceType type;
+  bool interned;  // this registration interned the name: a discard gives the id back
+  const kiln_device_ops* ops;
+  void* self;
+  int32_t count;
+};
+
+struct StagedKernel {
+  OperatorBase* op;
+  DeviceType type;
+  OperatorBase::PluginKernel kernel;
+};
+
+struct Host {
+  int plugin = -1;
+  std::string name, path;
+  bool own_folder = false;
+  bool open = false;  // init runs: registrations are accepted
+  std::vector<StagedDevice> devices;
+  std::vector<StagedKernel> kernels;
+};
+
+Host& host() {
+  static Host* h = new Host();  // leaked: see Note [Plugins stay loaded] in plugin_loader.cpp
+  return *h;
+}
+
+std::array<DeviceTypeRecord, kMaxDeviceTypes>& records() {
+  static auto* r = new std::array<DeviceTypeRecord, kMaxDeviceTypes>();
+  return *r;
+}
+
+thread_local std::string t_plugin_error;
+
+const StagedDevice* staged_device(DeviceType type) {
+  for (const StagedDevice& d : host().devices) {
+    if (d.type == type) return &d;
+  }
+  return nullptr;
+}
+
+// A host function's failure: the message for the plugin's next host->set_error reader.
+void fail(const char* what) {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    t_plugin_error = e.what();
+  } catch (...) {
+    t_plugin_error = str(what, ": ", describe_current_exception());
+  }
+}
+
+// --- the host table ---------------------------------------------------------------------------
+
+void host_set_error(const char* message) { t_plugin_error = message ? message : "(null)"; }
+
+void host_log(int32_t level, const char* message) {
+  try {
+    const Host& h = host();
+    std::string who = h.plugin >= 0 ? h.name : "plugin";
+    if (level >= KILN_LOG_WARN || env_flag("KILN_VERBOSE", false)) {
+      const char* tag = level >= KILN_LOG_ERROR ? "error"
+                                                : (level >= KILN_LOG_WARN ? "warning" : "info");
+      std::cerr << "kiln: " << tag << " [" << who << "]: " << (message ? message : "(null)")
+                << "\n";
+    }
+  } catch (const std::exception& e) {  // KILN_VERBOSE is malformed: say so, never throw to C
+    warn(e.what());
+  }
+}
+
+int32_t host_register_device(const char* name, const kiln_device_ops* ops, void* self) {
+  Host& h = host();
+  try {
+    KILN_CHECK(h.open, "register_device called outside kiln_plugin_init");
+    KILN_CHECK(name != nullptr && ops != nullptr, "register_device: name and ops are required");
+    KILN_CHECK(ops->struct_size >= offsetof(kiln_device_ops, priority) + sizeof(int32_t),
+               "register_device('", name, "'): kiln_device_ops.struct_size ", ops->struct_size,
+               " is too small");
+    KILN_CHECK(ops->count && ops->alloc && ops->free && ops->copy, "register_device('", name,
+               "'): count, alloc, free and copy are required");
+    int known = find_device_type(name);
+    KILN_CHECK(!(known == kCPU || known == kCUDA) || h.own_folder, "register_device('", name,
+               "'): the device type '", name, "' is kiln's own, registered only by the plugins ",
+               "in kiln's plugin folder; refused from ", h.path, " (name the device type ",
+               "differently)");
+    if (known >= 0) {
+      const DeviceTypeRecord& r = records()[known];
+      KILN_CHECK(r.ops == nullptr, "device type '", name, "' is already registered by ",
+                 plugin_path(r.plugin), "; refused from ", h.path);
+      KILN_CHECK(staged_device(static_cast<DeviceType>(known)) == nullptr, "register_device('",
+                 name, "'): registered twice by ", h.path);
+    }
+    int32_t count = ops->count(self);
+    KILN_CHECK(count >= 0 && count <= INT16_MAX, "register_device('", name,
+               "'): kiln_device_ops.count returned ", count, " (expected 0 to ", INT16_MAX, ")");
+    DeviceType type = device_type_from_name(name);
+    h.devices.push_back({name, type, known < 0, ops, self, count});
+    return type;
+  } catch (...) {
+    fail("register_device");
+    return -1;
+  }
+}
+
+kiln_status host_register_kernel(const char* op_name, int32_t device_type, kiln_kernel_fn fn,
+                                 void* user) {
+  Host& h = host();
+  try {
+    KILN_CHECK(h.open, "register_kernel called outside kiln_plugin_init");
+    KILN_CHECK(op_name != nullptr && fn != nullptr, "register_kernel: op and fn are required");
+    KILN_CHECK(device_type >= 0 && device_type < kMaxDeviceTypes, "register_kernel('", op_name,
+               "'): device type ", device_type, " is not registered");
+    auto type = static_cast<DeviceType>(device_type);
+    const DeviceTypeRecord& r = records()[type];
+    KILN_CHECK(r.ops == nullptr, "register_kernel('", op_name, "'): device type '",
+               device_type_name(type), "' belongs to ", plugin_path(r.plugin), "; a plugin ",
+               "registers kernels only for the device types it registered (refused from ",
+               h.path, ")");
+    KILN_CHECK(staged_device(type) != nullptr, "register_kernel('", op_name, "'): device type ",
+               device_type, " is not registered");
+    OperatorBase* op = find_operator(op_name);
+    KILN_CHECK(op != nullptr, "register_kernel: kiln has no operator '", op_name, "'");
+    for (const StagedKernel& k : h.kernels) {
+      KILN_CHECK(k.op != op || k.type != type, "register_kernel: operator '", op_name,
+                 "' already has a kernel for device '", device_type_name(type), "' from ",
+                 h.path, "; refused from ", h.path);
+    }
+    h.kernels.push_back({op, type, {reinterpret_cast<void*>(fn), user, h.plugin}});
+    return 0;
+  } catch (...) {
+    fail("register_kernel");
+    return 1;
+  }
+}
+
+// Data sources and decoders (ABI 1.1): see Note [Staged registrations].
+kiln_status host_register_source(const char* scheme, const kiln_source_ops* ops, void* self) {
+  try {
+    KILN_CHECK(host().open, "register_source called outside kiln_plugin_init");
+    data::detail::register_source(host().plugin, scheme, ops, self);
+    return 0;
+  } catch (...) {
+    fail("register_source");
+    return 1;
+  }
+}
+
+kiln_status host_register_decoder(const char* extension, kiln_decode_fn fn, void* user) {
+  try {
+    KILN_CHECK(host().open, "register_decoder called outside kiln_plugin_init");
+    data::detail::register_decoder(host().plugin, extension, fn, user);
+    return 0;
+  } catch (...) {
+    fail("register_decoder");
+    return 1;
+  }
+}
+
+}  // namespace
+
+const kiln_host& host_table() {
+  static const kiln_host table = {
+      sizeof(kiln_host), KILN_ABI_MAJOR,       KILN_ABI_MINOR, host_register_device,
+      host_register_kernel, host_set_error, host_log, host_register_source,
+      host_register_decoder,
+  };
+  return table;
+}
+
+std::string describe_current_exception() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  std::string type_name = "unknown type";
+  if (type != nullptr) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> demangled(
+        abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), std::free);
+    type_name = status == 0 && demangled ? demangled.get() : type->name();
+  }
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return str(type_name, ": ", e.what());
+  } catch (...) {
+    return str("an exception of type ", type_name, ", not a std::exception");
+  }
+}
+
+std::string take_plugin_error() {
+  std::string message = std::move(t_plugin_error);
+  t_plugin_error.clear();
+  return message;
+}
+
+DeviceTypeRecord& device_record(DeviceType type) { return records()[type]; }
+
+std::string registered_device_types() {
+  std::string out;
+  for (int t = 0; t < kMaxDeviceTypes; ++t) {
+    if (records()[t].ops == nullptr) continue;
+    if (!out.empty()) out += ", ";
+    out += device_type_name(static_cast<DeviceType>(t));
+  }
+  return out.empty() ? "none" : out;
+}
+
+void set_current_plugin(int index, const std::string& name, const std::string& path,
+                        bool own_folder) {
+  Host& h = host();
+  h.plugin = index;
+  h.name = name;
+  h.path = path;
+  h.own_folder = own_folder;
+}
+
+void open_registrations() { host().open = true; }
+void close_registrations() { host().open = false; }
+
+std::vector<std::string> commit_registrations() {
+  Host& h = host();
+  std::vector<std::string> names;
+  for (const StagedDevice& d : h.devices) {
+    DeviceTypeRecord& r = records()[d.type];
+    r.ops = d.ops;
+    r.self = d.self;
+    r.plugin = h.plugin;
+    r.count = d.count;
+    names.push_back(d.name);
+  }
+  for (const StagedKernel& k : h.kernels) k.op->set_plugin_kernel(k.type, k.kernel);
+  h.devices.clear();
+  h.kernels.clear();
+  return names;
+}
+
+std::vector<std::string> discard_registrations() {
+  Host& h = host();
+  std::vector<std::string> names;
+  for (const StagedDevice& d : h.devices) {
+    names.push_back(d.name);
+    if (d.interned) release_device_type(d.type);
+  }
+  h.devices.clear();
+  h.kernels.clear();
+  if (h.plugin >= 0) data::detail::unregister_plugin(h.plugin);
+  return names;
+}
+
+void unregister_plugin(int index) {
+  data::detail::unregister_plugin(index);
+  for (OperatorBase* op : all_operators()) {
+    for (int t = 0; t < kMaxDeviceTypes; ++t) {
+      auto type = static_cast<DeviceType>(t);
+      if (op->plugin_kernel(type).plugin == index) op->set_plugin_kernel(type, {});
+    }
+  }
+  for (DeviceTypeRecord& r : records()) {
+    if (r.plugin == index) {
+      r.ops = nullptr;
+      r.self = nullptr;
+      r.plugin = -1;
+      r.count = 0;
+    }
+  }
+}
+
+}  // namespace kiln::detail
