@@ -137,8 +137,8 @@ BOOST_AUTO_TEST_CASE(min_scale_stops_the_collapse) {
   BOOST_TEST(unbounded.get_scale() == 0.25);
 }
 
-// PyTorch's scale reaches 0 after ~150 overflows in a row; the next clean step unscaled the
-// gradients by 1/0 and wrote NaN into the weights. The default floor, 2^-126, stops it there.
+// From 1.0, PyTorch's scale reaches 0 after 150 overflows in a row; the next clean step unscaled
+// the gradients by 1/0 and wrote NaN into the weights. The default floor, 2^-126, stops it there.
 BOOST_AUTO_TEST_CASE(a_long_overflow_streak_stops_at_the_default_floor) {
   Problem p;
   GradScaler scaler(GradScalerOptions().set_init_scale(1.0));

@@ -22,9 +22,9 @@
 // Beyond PyTorch: last_step_skipped() says whether the latest step() skipped the optimizer's
 // step (PyTorch issue 67590), and the scale has a floor, GradScalerOptions::min_scale (default
 // kDefaultMinScale), so that a long overflow streak cannot drive it to zero: PyTorch's reaches 0
-// after ~150 consecutive overflows, and the next clean step multiplies the gradients by 1/0 and
-// writes NaN into the weights. Scales (init_scale, update(new_scale), a loaded state) must be
-// finite and within [min_scale, float32's largest].
+// after 166 consecutive overflows from 65536, and the next clean step multiplies the gradients
+// by 1/0 and writes NaN into the weights. Scales (init_scale, update(new_scale), a loaded state)
+// must be finite and within [min_scale, float32's largest].
 #pragma once
 
 #include <kiln/export.h>
