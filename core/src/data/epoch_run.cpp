@@ -3,7 +3,6 @@
 
 #include "internal.h"
 
-#include <kiln/data/dataloader.h>
 #include <kiln/error.h>
 
 #include <sstream>
@@ -184,11 +183,9 @@ void EpochRun::timed_out(std::optional<int64_t> seq) {
   // Stop the pool even when persistent: a stuck worker is abandoned within the grace period
   // (Note [Stuck workers]) and the loader's next epoch starts new threads.
   finished_ = true;
-  int64_t before = abandoned_workers();
-  pool_->shutdown();
+  int64_t abandoned = pool_->shutdown();
   inline_loader_.reset();
   if (stopped) throw Error("DataLoader: the workers were stopped (the loader was destroyed)");
-  int64_t abandoned = abandoned_workers() - before;
   throw Error(kiln::detail::str(
       "DataLoader timed out after ", options_.timeout().count(), " ms waiting for batch ",
       state_->batches, worker >= 0 ? kiln::detail::str(" from worker ", worker) : "",

@@ -211,7 +211,7 @@ bool WorkerPool::stopped() const {
   return shared_->stop;
 }
 
-void WorkerPool::shutdown() {
+int64_t WorkerPool::shutdown() {
   std::lock_guard<std::mutex> threads_lock(threads_mutex_);
   Shared& sh = *shared_;
   {
@@ -222,7 +222,7 @@ void WorkerPool::shutdown() {
   }
   sh.work_cv.notify_all();
   sh.result_cv.notify_all();
-  if (threads_.empty()) return;
+  if (threads_.empty()) return 0;
   std::vector<int64_t> stuck;
   {
     std::unique_lock<std::mutex> lock(sh.mutex);
@@ -261,6 +261,7 @@ void WorkerPool::shutdown() {
         " ms (stuck in its dataset?): it is abandoned and ends on its own when the call it is "
         "in returns (", abandoned_workers(), " abandoned worker thread(s) still running)"));
   }
+  return static_cast<int64_t>(stuck.size());
 }
 
 void WorkerPool::run(std::shared_ptr<Shared> shared, int64_t id, WorkerInfo first) {

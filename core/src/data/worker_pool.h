@@ -108,8 +108,8 @@ class WorkerPool {
   // a task stops at its next sample.
   void cancel();
   // Stops the threads: joins those that end within the grace period and abandons the others
-  // (idempotent).
-  void shutdown();
+  // (idempotent). Returns how many it abandoned.
+  int64_t shutdown();
   bool stopped() const;
 
  private:
