@@ -22,6 +22,15 @@ struct Value {
   std::vector<Value> array;  // Kind::Array
   std::vector<std::pair<std::string, Value>> object;  // Kind::Object, in file order
 
+  // Defaulted in json.cpp, where Value is complete: implicit ones are defined at the closing
+  // brace and need std::pair<std::string, Value> while Value is incomplete (clang rejects it).
+  Value();
+  Value(const Value&);
+  Value(Value&&) noexcept;
+  Value& operator=(const Value&);
+  Value& operator=(Value&&) noexcept;
+  ~Value();
+
   // The member `key` of an object, or null when absent.
   const Value* find(std::string_view key) const;
   // "object", "string", ... for messages.
