@@ -42,9 +42,15 @@ if(KILN_SANITIZE MATCHES "undefined")
   list(APPEND KILN_SANITIZER_ENVIRONMENT "UBSAN_OPTIONS=string_prepend:print_stacktrace=1 ")
 endif()
 
+# A sanitizer's report fails the test even where ctest judges the output, not the exit status
+# (PASS_REGULAR_EXPRESSION): TSan exits with 66 after its reports, which ctest then ignores.
+set(KILN_SANITIZER_REPORTS "WARNING: ThreadSanitizer:" "ERROR: AddressSanitizer:"
+    "ERROR: LeakSanitizer:" "runtime error: ")
+
 # kiln_test_properties(<test>... [TIMEOUT <seconds>]): gives the tests (of the current directory)
-# a TIMEOUT of <seconds> (default KILN_TEST_TIMEOUT) times KILN_TEST_TIMEOUT_SCALE, and the
-# sanitizers' options. Other properties (ENVIRONMENT included) are left as they are.
+# a TIMEOUT of <seconds> (default KILN_TEST_TIMEOUT) times KILN_TEST_TIMEOUT_SCALE, and in a
+# sanitizer build the sanitizers' options and their reports as failures. Other properties
+# (ENVIRONMENT included) are left as they are: call it after set_tests_properties().
 function(kiln_test_properties)
   cmake_parse_arguments(ARG "" "TIMEOUT" "" ${ARGN})
   if(NOT ARG_TIMEOUT)
@@ -55,5 +61,9 @@ function(kiln_test_properties)
   if(KILN_SANITIZER_ENVIRONMENT)
     set_property(TEST ${ARG_UNPARSED_ARGUMENTS} APPEND PROPERTY
                  ENVIRONMENT_MODIFICATION ${KILN_SANITIZER_ENVIRONMENT})
+  endif()
+  if(KILN_SANITIZE)
+    set_property(TEST ${ARG_UNPARSED_ARGUMENTS} APPEND PROPERTY
+                 FAIL_REGULAR_EXPRESSION ${KILN_SANITIZER_REPORTS})
   endif()
 endfunction()
