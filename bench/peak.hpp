@@ -33,8 +33,13 @@ constexpr int kChains = 12;  // independent accumulators: latency 4-6 cycles, 2 
 
 #if defined(__x86_64__)
 // Everything below is compiled for AVX-512 (and called only where the CPU has it).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bf16,fma"))), \
+                             apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bf16,fma")
+#endif
 
 // One multiply-add into acc: float32 FMA, or AVX512-BF16's 32 bfloat16 products.
 struct Fma {
@@ -76,7 +81,11 @@ inline void stream_add(const float* a, const float* b, float* c, size_t n) {
   _mm_sfence();
 }
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 #endif
 
 // GFLOP/s of `threads` threads each running chains(iters); flop = operations per iteration.

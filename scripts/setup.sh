@@ -10,6 +10,7 @@ packages=(
   libtbb-dev                    # oneTBB for the CPU plugin
   libarchive-dev                # tar shards for the dataset plugin
   libpng-dev libjpeg62-turbo-dev nlohmann-json3-dev  # png, jpg and json decoders (datasets)
+  clang-14 libclang-rt-14-dev   # the clang build (CI) and the libFuzzer targets
 )
 
 missing=()

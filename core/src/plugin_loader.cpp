@@ -276,6 +276,10 @@ void ensure_plugins_loaded() {
     // before any plugin: a short spin that keeps back-to-back matmuls fast. A value the user
     // set wins.
     if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "10000", 0);
+#ifdef KILN_SANITIZE_THREAD
+    // ThreadSanitizer sees no synchronization inside the uninstrumented libgomp: one thread.
+    setenv("OMP_NUM_THREADS", "1", 0);
+#endif
     // The Autocast layer's kernels go into the operator tables here, before any tensor exists:
     // every thread that dispatches has made or received a tensor, so it sees the tables
     // complete, and no thread reads a table while another writes it.

@@ -7,6 +7,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <bit>
@@ -18,7 +19,10 @@ namespace {
 bool has_f16c() {
   static const bool yes = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    // clang 14's __builtin_cpu_supports knows no "f16c": CPUID leaf 1, ECX bit 29
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+           (ecx & bit_F16C) != 0;
   }();
   return yes;
 }

@@ -16,11 +16,17 @@ constexpr int64_t kCols = 256;
 template <class T>
 using gemm_acc_t = std::conditional_t<is_floating_v<T>, compute_t<T>, uint64_t>;
 
+#if defined(__clang__)  // clang 14 clones no function template: baseline x86-64 there
+#define KILN_GEMM_CLONES
+#else
+#define KILN_GEMM_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+
 // acc[i * kCols + j] += a[i] * b[j] for i < rows, j < w.
 template <class Acc>
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-void tile_update(Acc* __restrict acc, const Acc* __restrict a, int64_t rows,
-                 const Acc* __restrict b, int64_t w) {
+KILN_GEMM_CLONES void tile_update(Acc* __restrict acc, const Acc* __restrict a, int64_t rows,
+                                  const Acc* __restrict b, int64_t w) {
   for (int64_t i = 0; i < rows; ++i) {
     Acc* row = acc + i * kCols;
     const Acc ai = a[i];

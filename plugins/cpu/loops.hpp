@@ -213,7 +213,11 @@ inline bool is_single_element(const kiln_tensor& t) {
 
 template <class Out, class... In, class F>
 inline void map_contiguous(const F& f, int64_t n, Out* out, const In*... in) {
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#else
 #pragma GCC ivdep
+#endif
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(f(in[i]...));
 }
 

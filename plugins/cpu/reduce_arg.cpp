@@ -17,10 +17,11 @@ struct Extreme {
   using C = compute_t<T>;
   // v replaces best: strictly more extreme, or the first NaN (no || and &&: see nan_max)
   static bool better(C v, C best) {
+    const bool v_nan = is_nan(v), best_nan = is_nan(best);
     if constexpr (Max) {
-      return (v > best) | (is_nan(v) & !is_nan(best));
+      return (v > best) | (v_nan & !best_nan);
     } else {
-      return (v < best) | (is_nan(v) & !is_nan(best));
+      return (v < best) | (v_nan & !best_nan);
     }
   }
   template <class V>

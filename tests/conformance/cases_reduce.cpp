@@ -102,7 +102,9 @@ void reduction(const std::string& name, const std::string& op, std::vector<Scala
 
 // max/min over one dim: values and int64 indices (first index of ties).
 void arg_reduction(const std::string& name, bool largest) {
-  for (auto [dim, keepdim] : {std::pair<int64_t, bool>{0, false}, {1, true}, {-1, false}}) {
+  for (auto [dim_, keepdim_] : {std::pair<int64_t, bool>{0, false}, {1, true}, {-1, false}}) {
+    const int64_t dim = dim_;  // lambdas capture no structured binding in clang 14
+    const bool keepdim = keepdim_;
     std::string suffix = "_dim" + std::string(dim < 0 ? "m1" : std::to_string(dim)) +
                          (keepdim ? "_keepdim" : "");
     add_case({.name = name + suffix,

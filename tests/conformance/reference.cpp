@@ -29,21 +29,21 @@ std::vector<Case>& registry() {
 }
 }  // namespace
 
-Case& add_case(Case c, std::source_location where) {
-  c.file = where.file_name();
-  c.line = static_cast<int>(where.line());
+Case& add_case(Case c, const char* file, int line) {
+  c.file = file;
+  c.line = line;
   if (c.op.empty()) c.op = c.name;
   registry().push_back(std::move(c));
   return registry().back();
 }
 
-Case& add_golden(std::string name, std::string op, RunFn run, std::source_location where) {
+Case& add_golden(std::string name, std::string op, RunFn run, const char* file, int line) {
   Case c;
   c.name = std::move(name);
   c.op = std::move(op);
   c.run = std::move(run);
   c.golden = true;
-  return add_case(std::move(c), where);
+  return add_case(std::move(c), file, line);
 }
 
 const std::vector<Case>& all_cases() {

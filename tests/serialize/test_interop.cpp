@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(loads_the_file_written_on_the_pytorch_side) {
   for (const auto& [name, want] : expected) {
     BOOST_TEST_CONTEXT("tensor " << name) {
       auto it = std::find_if(contents.tensors.begin(), contents.tensors.end(),
-                             [&](const auto& entry) { return entry.first == name; });
+                             [&name = name](const auto& entry) { return entry.first == name; });
       BOOST_REQUIRE(it != contents.tensors.end());
       BOOST_CHECK(same_bits(it->second, want));
     }

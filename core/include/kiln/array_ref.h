@@ -19,12 +19,16 @@ class ArrayRef {
   constexpr ArrayRef() = default;
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
   constexpr ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
+#if defined(__GNUC__) && !defined(__clang__)  // clang has no -Winit-list-lifetime
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   // Valid for the full expression that built the list, as in libtorch: `x.view({2, 3})`.
   constexpr ArrayRef(std::initializer_list<T> list)  // NOLINT
       : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   constexpr ArrayRef(std::span<const T> s) : data_(s.data()), size_(s.size()) {}  // NOLINT
   template <class C, class = decltype(std::declval<const C&>().data()),

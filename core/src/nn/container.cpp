@@ -27,8 +27,9 @@ Tensor SequentialImpl::forward(const Tensor& input) {
   Tensor x = input;
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Module& m = *entries_[i].module;
-    if (typeid(m) == typeid(BatchNorm2dImpl) && i + 1 < entries_.size() &&
-        typeid(*entries_[i + 1].module) == typeid(ReLUImpl)) {
+    const Module* next = i + 1 < entries_.size() ? entries_[i + 1].module.get() : nullptr;
+    if (typeid(m) == typeid(BatchNorm2dImpl) && next != nullptr &&
+        typeid(*next) == typeid(ReLUImpl)) {
       x = static_cast<BatchNorm2dImpl&>(*entries_[i].module).forward_relu(x);
       ++i;
       continue;

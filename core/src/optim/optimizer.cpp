@@ -75,7 +75,8 @@ void Optimizer::add_param_group(const OptimizerParamGroup& param_group) {
   }
   if (param_group.has_options()) {
     const OptimizerOptions& options = param_group.options();
-    KILN_CHECK_TYPE(typeid(options) == typeid(*defaults_), name_,
+    const OptimizerOptions& defaults = *defaults_;
+    KILN_CHECK_TYPE(typeid(options) == typeid(defaults), name_,
                     ": the parameter group's options are of another optimizer");
   }
   OptimizerParamGroup group(params, param_group.has_options() ? param_group.options().clone()

@@ -26,6 +26,15 @@ struct Value {
   std::vector<Member> object;
   size_t offset = 0;  // where the value starts in the parsed text, for messages
 
+  // Defaulted in json.cpp, where Value is complete: implicit ones are defined at the closing
+  // brace and need std::pair<std::string, Value> while Value is incomplete (clang rejects it).
+  Value();
+  Value(const Value&);
+  Value(Value&&) noexcept;
+  Value& operator=(const Value&);
+  Value& operator=(Value&&) noexcept;
+  ~Value();
+
   // The member `key` of an object, or null when absent.
   const Value* find(std::string_view key) const;
   // "object", "string", ... for messages.
