@@ -1,8 +1,10 @@
 // Test image encoders. See images.h.
 #include "images.h"
 
-#include <png.h>
+#include <cstdio>  // first: jpeglib.h uses FILE and size_t without declaring them
+
 #include <jpeglib.h>
+#include <png.h>
 #include <zlib.h>
 
 #include <cstdlib>
