@@ -5,8 +5,8 @@
 //     the product of operands already in bfloat16 (oneDNN's kernel alone), and the hardware
 //     limit: AVX512-BF16 dot products on every thread with no memory traffic (bench/peak.hpp);
 //   - one SGD step of an MLP 784-512-512-10, batch 128, under autocast + GradScaler and in float32;
-//   - one Adam step of the seed's checkerboard network at 128x128 and 256x256, float32 and
-//     autocast + GradScaler (ms).
+//   - one Adam step of "Effective PyTorch"'s checkerboard network at 128x128 and 256x256,
+//     float32 and autocast + GradScaler (ms).
 // Prints a table with ratios (higher is better for kiln in the last column), then one JSON line.
 //   kiln-amp-bench [--quick]   (--quick: skips the 256x256 checkerboard)
 #include "bench_common.hpp"

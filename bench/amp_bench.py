@@ -7,7 +7,7 @@ Run with Debian's python3 (/usr/bin/python3) and python3-torch, on the threads k
     mlp_amp_steps_per_s        784-512-512-10 MLP, batch 128, SGD step under autocast + a
                                GradScaler transcribed from the reference (1.13 has no CPU one)
     mlp_fp32_steps_per_s       the same step in float32
-    checkerboard_<n>_<mode>_ms the seed's checkerboard network, one Adam step on n x n
+    checkerboard_<n>_<mode>_ms "Effective PyTorch"'s checkerboard network, one Adam step on n x n
 """
 import json
 import sys

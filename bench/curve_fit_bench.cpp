@@ -1,7 +1,7 @@
-// kiln-curve-fit-bench: the seed's curve fit with kiln::optim::Adam (lr 0.1), in microseconds
-// per training step (data, forward, backward, zero_grad, step) and per optimizer step alone,
-// beside PyTorch's (bench/curve_fit_bench.py, run as a subprocess in the same invocation with
-// two threads). Prints a table with ratios, then one JSON line.
+// kiln-curve-fit-bench: "Effective PyTorch"'s curve fit with kiln::optim::Adam (lr 0.1), in
+// microseconds per training step (data, forward, backward, zero_grad, step) and per optimizer step
+// alone, beside PyTorch's (bench/curve_fit_bench.py, run as a subprocess in the same invocation
+// with two threads). Prints a table with ratios, then one JSON line.
 #include "bench_common.hpp"
 
 #include <kiln/kiln.h>

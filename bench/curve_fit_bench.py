@@ -1,7 +1,7 @@
-"""PyTorch counterpart of kiln-curve-fit-bench: the seed's curve fit with Adam (lr 0.1), timed
-per training step (data, forward, backward, zero_grad, step) and per optimizer.step() alone.
-Prints one JSON line of microseconds. Run by kiln-curve-fit-bench with Debian's python3-torch;
-two threads, as kiln's CPU plugin has on the two-core build machine."""
+"""PyTorch counterpart of kiln-curve-fit-bench: "Effective PyTorch"'s curve fit with Adam (lr 0.1),
+timed per training step (data, forward, backward, zero_grad, step) and per optimizer.step() alone.
+Prints one JSON line of microseconds. Run by kiln-curve-fit-bench with Debian's python3-torch; two
+threads, as kiln's CPU plugin has on the two-core build machine."""
 import json
 import statistics
 import time

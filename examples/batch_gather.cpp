@@ -1,8 +1,9 @@
-// The seed's "batch gather" (../shared/seeds/000_*.txt): output[i] = input[i, index[i]], first as
-// a loop over the batch that stacks one gather per row, then vectorized: flatten the first two
-// dimensions, offset each row's indices by i * shape[1], and gather once. The seed measures the
-// loop about 10% faster under TorchScript (kiln has no TorchScript: its loop is already C++) and
-// the vectorized form about 100 times faster; this prints both timings and their ratio.
+// "Effective PyTorch"'s batch gather ("Optimizing runtime with TorchScript"): output[i] =
+// input[i, index[i]], first as a loop over the batch that stacks one gather per row, then
+// vectorized: flatten the first two dimensions, offset each row's indices by i * shape[1], and
+// gather once. The article measures the loop about 10% faster under TorchScript (kiln has no
+// TorchScript: its loop is already C++) and the vectorized form about 100 times faster; this
+// prints both timings and their ratio.
 //
 //   kiln-batch-gather [--batch B] [--rows N] [--width D] [--picks K] [--repeat R]
 #include <kiln/kiln.h>
@@ -19,7 +20,7 @@
 
 using kiln::Tensor;
 
-// The seed's batch_gather: one gather per row, stacked.
+// The article's batch_gather: one gather per row, stacked.
 Tensor batch_gather(const Tensor& tensor, const Tensor& indices) {
   std::vector<Tensor> output;
   for (int64_t i = 0; i < tensor.size(0); ++i) {
@@ -28,7 +29,7 @@ Tensor batch_gather(const Tensor& tensor, const Tensor& indices) {
   return kiln::stack(output);
 }
 
-// The seed's batch_gather_vec: one gather over the flattened first two dimensions.
+// The article's batch_gather_vec: one gather over the flattened first two dimensions.
 Tensor batch_gather_vec(const Tensor& tensor, const Tensor& indices) {
   std::vector<int64_t> shape = tensor.sizes().vec();
   std::vector<int64_t> flat_shape = {shape[0] * shape[1]};

@@ -1,7 +1,6 @@
-// The seed's "Broadcasting the good and the ugly" (../shared/seeds/000_*.txt): adding [2, 2] and
-// [2, 1]; concatenating features by tiling versus the Merge module's broadcast sum of two linear
-// maps (the same numbers, without the tiled copy); and the ugly case,
-// sum([[1], [2]] + [1, 2]) = 12.
+// "Broadcasting the good and the ugly" from "Effective PyTorch": adding [2, 2] and [2, 1];
+// concatenating features by tiling versus the Merge module's broadcast sum of two linear maps (the
+// same numbers, without the tiled copy); and the ugly case, sum([[1], [2]] + [1, 2]) = 12.
 #include <kiln/kiln.h>
 #include <kiln/nn.h>
 

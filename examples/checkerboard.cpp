@@ -1,7 +1,8 @@
-// The seed's mixed-precision example: a network of four 1x1 convolutions with batch norm and ReLU
-// learns a checkerboard from pixel coordinates. It trains once in float32 and once under
-// autocast + GradScaler (bfloat16 on the CPU), printing the loss and the time per step of each,
-// and writes a PNG with each run's output beside the target.
+// The mixed-precision example of "Effective PyTorch" ("Faster training with automatic mixed
+// precision"): a network of four 1x1 convolutions with batch norm and ReLU learns a checkerboard
+// from pixel coordinates. It trains once in float32 and once under autocast + GradScaler (bfloat16
+// on the CPU), printing the loss and the time per step of each, and writes a PNG with each run's
+// output beside the target.
 //
 //   kiln-checkerboard [--size 128] [--steps 200] [--png checkerboard.png] [--mode both|fp32|amp]
 #include <kiln/amp.h>

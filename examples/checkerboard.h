@@ -1,4 +1,4 @@
-// The seed's checkerboard problem ("Effective PyTorch", mixed precision): the inputs are pixel
+// The checkerboard problem of "Effective PyTorch" (mixed precision): the inputs are pixel
 // coordinates, the target a checkerboard, and the network four 1x1 convolutions with batch norm
 // and ReLU. Shared by kiln-checkerboard and kiln-demo.
 #pragma once
@@ -10,7 +10,7 @@
 
 namespace checkerboard {
 
-// [2, height, width]: x / width and y / height, as the seed's grid().
+// [2, height, width]: x / width and y / height, as the article's grid().
 inline kiln::Tensor grid(int64_t width, int64_t height) {
   kiln::Tensor h =
       kiln::arange(width).unsqueeze(0).repeat({height, 1}).div(static_cast<double>(width));
@@ -19,7 +19,7 @@ inline kiln::Tensor grid(int64_t width, int64_t height) {
   return kiln::stack({h, v}, 0);
 }
 
-// [height, width] of 0 and 1 squares, `freq` per side, as the seed's checker().
+// [height, width] of 0 and 1 squares, `freq` per side, as the article's checker().
 inline kiln::Tensor checker(int64_t width, int64_t height, double freq) {
   kiln::Tensor h =
       kiln::arange(width).reshape({1, width}).mul(freq / static_cast<double>(width) / 2.0);
@@ -29,7 +29,7 @@ inline kiln::Tensor checker(int64_t width, int64_t height, double freq) {
       .to(kiln::kFloat);
 }
 
-// The checkerboard at points `coords` [2, ...] (x and y in [0, 1)): the seed's checker() is
+// The checkerboard at points `coords` [2, ...] (x and y in [0, 1)): the article's checker() is
 // checker_at(grid(width, height), freq) with the rounding of its own arithmetic.
 inline kiln::Tensor checker_at(const kiln::Tensor& coords, double freq) {
   kiln::Tensor h = kiln::gt(kiln::fmod(coords[0].mul(freq / 2.0), 1.0), 0.5);
@@ -37,7 +37,7 @@ inline kiln::Tensor checker_at(const kiln::Tensor& coords, double freq) {
   return kiln::logical_xor(h, v).to(kiln::kFloat);
 }
 
-// The seed's Net: [N, 2, H, W] coordinates -> [N, 1, H, W].
+// The article's Net: [N, 2, H, W] coordinates -> [N, 1, H, W].
 inline kiln::nn::Sequential make_net() {
   namespace nn = kiln::nn;
   return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(2, 256, 1)), nn::BatchNorm2d(256), nn::ReLU(),

@@ -1,4 +1,4 @@
-// The seed's "Curve fitting" (../shared/seeds/000_*.txt): fit g(x, w) = w0 x^2 + w1 x + w2 to
+// Curve fitting from "Effective PyTorch" ("PyTorch basics"): fit g(x, w) = w0 x^2 + w1 x + w2 to
 // samples of f(x) = 5x^2 + 3 with Adam (lr 0.1), 1000 steps of 100 fresh samples each, and print
 // w, which should come out near [5, 0, 3]. Runs on the best device available (KILN_DEVICE
 // overrides).
@@ -36,7 +36,7 @@ std::pair<Tensor, Tensor> generate_data(kiln::Device device) {
 int main() {
   kiln::Device device = kiln::default_device();
   kiln::manual_seed(0);
-  // The coefficients start as random noise, as in the seed.
+  // The coefficients start as random noise, as in "Effective PyTorch".
   Tensor w = kiln::randn({3, 1}, device).requires_grad_();
   kiln::optim::Adam opt({w}, kiln::optim::AdamOptions(0.1));
 

@@ -1,9 +1,9 @@
-// kiln's demo: what kiln is for. It writes the seed's checkerboard problem ("Effective PyTorch",
-// mixed precision) as tar shards (see Note [Samples are whole boards] in demo_steps.cpp), trains
-// the seed's network from them through a DataLoader with worker threads on the best device, once
-// in float32 and once under autocast with GradScaler (live progress, then both times and the
-// speed-up), saves and reloads a checkpoint, and draws what the network learned beside the
-// target, and the loss curves. `--tour` runs the seed's tensor examples instead.
+// kiln's demo: what kiln is for. It writes the checkerboard problem of "Effective PyTorch" (its
+// mixed-precision chapter) as tar shards (see Note [Samples are whole boards] in demo_steps.cpp),
+// trains the article's network from them through a DataLoader with worker threads on the best
+// device, once in float32 and once under autocast with GradScaler (live progress, then both times
+// and the speed-up), saves and reloads a checkpoint, and draws what the network learned beside the
+// target, and the loss curves. `--tour` runs the article's tensor examples instead.
 #include <kiln/kiln.h>
 
 #include <algorithm>
@@ -32,7 +32,7 @@ constexpr const char* kUsage =
     "  --warmup N   first steps of each run left out of the timing (5)\n"
     "  --batch N    samples per batch (1)\n"
     "  --workers N  DataLoader worker threads, 0 to 4 (2)\n"
-    "  --tour       the tensor examples of the seed instead (basics, broadcasting, operators)\n"
+    "  --tour       Effective PyTorch's tensor examples instead (basics, broadcasting, operators)\n"
     "\n"
     "The device is kiln's best one (KILN_DEVICE=cpu chooses another).\n";
 

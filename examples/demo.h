@@ -18,7 +18,7 @@ struct DemoOptions {
   std::string out;        // --out: folder for shards, checkpoint and pictures
   int64_t size = 40;      // --size: side of each sample, in points
   int64_t samples = 128;  // --samples: samples written to the shards
-  int64_t squares = 8;    // --squares: squares along each side (the seed's freq)
+  int64_t squares = 8;    // --squares: squares along each side ("Effective PyTorch"'s freq)
   int64_t steps = 1000;   // --steps: optimizer steps of each run (float32, then autocast)
   int64_t warmup = 5;     // --warmup: first steps of each run left out of the timing
   int64_t batch = 1;      // --batch: samples per batch
@@ -29,7 +29,7 @@ struct DemoOptions {
 constexpr int64_t kShards = 4;
 // Side of the pictures of what the networks learned.
 constexpr int64_t kPictureSide = 256;
-// The seed's optimizer: Adam with learning rate 0.001.
+// "Effective PyTorch"'s optimizer: Adam with learning rate 0.001.
 constexpr double kLearningRate = 0.001;
 
 // demo_steps.cpp: options.samples views of the checkerboard, each at size x size points jittered
@@ -50,9 +50,9 @@ struct TrainingRun {
   double timed_cpu_seconds = 0;   // CPU time of the process (all threads) in those steps
 };
 
-// demo_steps.cpp: the seed's network trained for options.steps steps on batches of the shards at
-// `url` through a DataLoader, in float32 or under autocast with a GradScaler (`mixed`), with a
-// live progress line. Both runs start from the same seed and see the same batches.
+// demo_steps.cpp: "Effective PyTorch"'s network trained for options.steps steps on batches of the
+// shards at `url` through a DataLoader, in float32 or under autocast with a GradScaler (`mixed`),
+// with a live progress line. Both runs start from the same seed and see the same batches.
 TrainingRun train(const DemoOptions& options, const std::string& url, bool mixed,
                   kiln::Device device);
 

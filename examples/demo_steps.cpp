@@ -1,5 +1,5 @@
 // kiln-demo's data and training loop: views of the checkerboard packed into tar shards, then read
-// back by a DataLoader with worker threads to train the seed's network.
+// back by a DataLoader with worker threads to train "Effective PyTorch"'s network.
 #include <kiln/data/data.h>
 #include <kiln/kiln.h>
 #include <sys/resource.h>
@@ -45,8 +45,8 @@ std::string format(const char* fmt, auto... args) {
 }  // namespace
 
 // Note [Samples are whole boards]: each sample is the whole checkerboard at one point drawn in
-// each of its size x size pixels, not a tile of one picture. The seed trains on the whole
-// picture at every step, and its network needs that: with batches of tiles, batch norm's
+// each of its size x size pixels, not a tile of one picture. "Effective PyTorch" trains on the
+// whole picture at every step, and its network needs that: with batches of tiles, batch norm's
 // statistics change with the tiles drawn and the loss stays near an even grey's (0.25) for
 // hundreds of steps; batches of whole boards learn the squares in a few hundred steps, and since
 // no two samples share their points, the picture drawn afterwards on a regular grid (in eval

@@ -1,6 +1,6 @@
-// kiln-demo --tour: the tensor examples of "Effective PyTorch" (the seed): "PyTorch basics",
-// "Broadcasting the good and the ugly" and "Take advantage of the overloaded operators", printing
-// what the seed prints.
+// kiln-demo --tour: the tensor examples of "Effective PyTorch": "PyTorch basics", "Broadcasting the
+// good and the ugly" and "Take advantage of the overloaded operators", printing what the article
+// prints.
 #include "demo.h"
 
 #include <kiln/kiln.h>

@@ -179,7 +179,7 @@ void run_training_demo(const DemoOptions& options, kiln::Device device) {
              "): give another --out");
   const char* autocast_dtype = kiln::dtype_name(kiln::amp::get_autocast_dtype(device.type()));
   const long long steps = options.steps, batch = options.batch;
-  std::printf("The seed's checkerboard network, trained from tar shards on %s.\n"
+  std::printf("Effective PyTorch's checkerboard network, trained from tar shards on %s.\n"
               "Output folder: %s\n",
               device.str().c_str(), out.string().c_str());
 

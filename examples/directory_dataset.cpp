@@ -1,5 +1,5 @@
-// The seed's ImageDirectoryDataset in kiln: a folder of image files read through the "dir"
-// source, which groups files by key ("cat/0001.npy" and "cat/0001.cls" make one sample) and
+// "Effective PyTorch"'s ImageDirectoryDataset in kiln: a folder of image files read through the
+// "dir" source, which groups files by key ("cat/0001.npy" and "cat/0001.cls" make one sample) and
 // cuts the folder into shards so that the DataLoader's 8 workers share it.
 //
 //   kiln-directory-dataset [FOLDER]   writes 100 images there (a temporary folder by default).
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
           << data::encode_npy(kiln::randint(0, 256, {24, 24, 3}, kiln::kByte));
       std::ofstream(sub / (std::string(key) + ".cls")) << i % 2;
     }
-    // The seed: DataLoader(ImageDirectoryDataset("/data/imagenet/*.jpg"), num_workers=8).
+    // The article: DataLoader(ImageDirectoryDataset("/data/imagenet/*.jpg"), num_workers=8).
     auto images = data::open("dir:" + dir.string() + "?pattern=*.*&shard_size=10");
     data::DataLoader loader(images, data::DataLoaderOptions(16).workers(8));
     int64_t total = 0, cats = 0;

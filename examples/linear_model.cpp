@@ -1,7 +1,7 @@
-// The seed's "Encapsulate your model with Modules" (../shared/seeds/000_*.txt): the linear model
-// y = a x + b as a user Module with two parameters, fitted to y = 5x + 3 + noise with MSELoss and
-// SGD (lr 0.01, 10000 steps); then the same model on kiln::nn::Linear; then the seed's Sequential.
-// Prints a and b, which should come out near 5 and 3.
+// "Encapsulate your model with Modules" from "Effective PyTorch": the linear model y = a x + b as a
+// user Module with two parameters, fitted to y = 5x + 3 + noise with MSELoss and SGD (lr 0.01,
+// 10000 steps); then the same model on kiln::nn::Linear; then its Sequential. Prints a and b, which
+// should come out near 5 and 3.
 #include <kiln/kiln.h>
 #include <kiln/nn.h>
 #include <kiln/optim.h>
@@ -32,7 +32,7 @@ struct LinearNetImpl : nn::Module {
 };
 KILN_MODULE(LinearNet);
 
-// Fits `net` to (x, y) as the seed does and returns the last loss.
+// Fits `net` to (x, y) as the article does and returns the last loss.
 template <class Model>
 double fit(Model& net, const Tensor& x, const Tensor& y) {
   nn::MSELoss criterion;

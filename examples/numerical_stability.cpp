@@ -1,7 +1,7 @@
-// The seed's "Numerical stability in PyTorch" (../shared/seeds/000_*.txt): x * y / y for y too
-// small and too large for float32; the naive softmax of [1000, 0] (NaN) against the stable one
-// ([1, 0]); the naive cross entropy (inf) against the stable one (500) and its gradient
-// ([0.5, -0.5]); and kiln::nn::functional's softmax and cross_entropy, which are the stable ones.
+// "Numerical stability in PyTorch" from "Effective PyTorch": x * y / y for y too small and too
+// large for float32; the naive softmax of [1000, 0] (NaN) against the stable one ([1, 0]); the
+// naive cross entropy (inf) against the stable one (500) and its gradient ([0.5, -0.5]); and
+// kiln::nn::functional's softmax and cross_entropy, which are the stable ones.
 #include <kiln/kiln.h>
 #include <kiln/nn.h>
 
@@ -65,6 +65,6 @@ int main() {
   bool ok = xe.item<double>() == 500.0 && lib_xe.item<double>() == 500.0 &&
             g.equal(kiln::tensor({0.5, -0.5})) && lib_g.equal(g) &&
             s.equal(kiln::tensor({1.0, 0.0}));
-  std::printf("stable results as in the seed: %s\n", ok ? "yes" : "no");
+  std::printf("stable results as in Effective PyTorch: %s\n", ok ? "yes" : "no");
   return ok ? 0 : 1;
 }

@@ -1,6 +1,6 @@
-// The seed's "Building efficient custom data loaders", tar version, in kiln: images packed into
-// tar shards, read sequentially by a DataLoader whose workers split the shards, so that no
-// sample comes twice (the seed's naive IterableDataset sends every sample through every
+// "Building efficient custom data loaders" of "Effective PyTorch", tar version, in kiln: images
+// packed into tar shards, read sequentially by a DataLoader whose workers split the shards, so that
+// no sample comes twice (the article's naive IterableDataset sends every sample through every
 // worker; that version is shown too, counting its duplicates).
 //
 //   kiln-tar-dataset [FOLDER]   writes 4 shards of 64 images there (a temporary folder by
@@ -19,7 +19,7 @@ namespace data = kiln::data;
 
 namespace {
 
-// The seed's TarImageDataset without worker splitting: each worker reads the whole archive.
+// The article's TarImageDataset without worker splitting: each worker reads the whole archive.
 class NaiveTarImageDataset : public data::IterableDataset {
  public:
   explicit NaiveTarImageDataset(std::shared_ptr<data::SourceDataset> tar) : tar_(std::move(tar)) {}
@@ -73,14 +73,14 @@ int main(int argc, char** argv) {
     std::cout << "each sample exactly once: " << (total == 256 && seen.size() == 256 ? "yes" : "no")
               << "\n";
 
-    // 3. The seed's naive version: duplicates.
+    // 3. The article's naive version: duplicates.
     data::DataLoader naive(std::make_shared<NaiveTarImageDataset>(data::open(url)),
                            data::DataLoaderOptions(32).workers(2));
     size_t naive_total = 0;
     for (data::Sample& batch : naive) {
       naive_total += static_cast<size_t>(batch.at("cls").tensor().size(0));
     }
-    std::cout << "the seed's naive dataset with 2 workers: " << naive_total << " samples, "
+    std::cout << "the article's naive dataset with 2 workers: " << naive_total << " samples, "
               << naive_total - 256 << " duplicates\n";
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -1,5 +1,5 @@
-// WebDataset's grouping of tar members into samples (shared/reference/data-and-amp-prior-art.md
-// section 2, followed exactly):
+// WebDataset's grouping of tar members into samples ("The WebDataset Format" in WebDataset's
+// README, and webdataset issue 237 for keys with dots), followed exactly:
 //  - only regular files count; names whose first component starts and ends with "__"
 //    ("__meta__", "__meta__/x.json") are metadata and skipped;
 //  - key = the path up to the first dot of the last component, extension = everything after
