@@ -18,7 +18,7 @@ Tensor unary_autograd(const UnaryOp& op, const Tensor& x) {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     out = op(x);
   }
-  const auto* b = static_cast<const UnaryBackward*>(op.backward_formula());
+  const UnaryBackward* b = op.backward_formula();
   auto node = record(b->name, {&x}, {&out}, [b](FunctionNode& n, const std::vector<Tensor>& g) {
     Tensor self = b->save_self ? n.saved(0) : Tensor();
     Tensor result = b->save_result ? n.saved(1) : Tensor();
@@ -65,7 +65,7 @@ Tensor binary_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     out = op(x, y);
   }
-  const auto* b = static_cast<const BinaryBackward*>(op.backward_formula());
+  const BinaryBackward* b = op.backward_formula();
   DimVector xs(x.sizes()), ys(y.sizes());
   record_binary(b, x, y, out, [b, xs, ys](FunctionNode& n, const std::vector<Tensor>& g) {
     return binary_grads(b, n, g, xs, ys);
@@ -79,7 +79,7 @@ Tensor alpha_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y, const
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     out = op(x, y, alpha);
   }
-  const auto* b = static_cast<const BinaryBackward*>(op.backward_formula());
+  const BinaryBackward* b = op.backward_formula();
   DimVector xs(x.sizes()), ys(y.sizes());
   record_binary(b, x, y, out, [b, xs, ys, alpha](FunctionNode& n, const std::vector<Tensor>& g) {
     std::vector<Tensor> grads = binary_grads(b, n, g, xs, ys);
@@ -101,7 +101,7 @@ void register_backward(BinaryOp& op, const BinaryBackward& formula, BinaryOp* in
   if (inplace) inplace->set_kernel(DispatchKey::Autograd, inplace_kernel<BinaryOp, const Tensor&>);
 }
 
-void register_backward(AlphaOp& op, const BinaryBackward& formula, AlphaOp* inplace) {
+void register_backward(AlphaOp& op, const AlphaBackward& formula, AlphaOp* inplace) {
   op.set_backward_formula(&formula);
   op.set_kernel(DispatchKey::Autograd, alpha_autograd);
   if (inplace) {

@@ -10,14 +10,11 @@
 
 #include <kiln/dispatch.h>
 
-namespace kiln::autograd::detail {
-
-using UnaryOp = Operator<Tensor(const Tensor&)>;
-using BinaryOp = Operator<Tensor(const Tensor&, const Tensor&)>;
-using AlphaOp = Operator<Tensor(const Tensor&, const Tensor&, const Scalar&)>;
+namespace kiln {
 
 // d/dself of op(self): grad -> grad_self. self and result are given when saved.
-struct UnaryBackward {
+template <>
+struct BackwardFormula<Tensor(const Tensor&)> {
   const char* name;  // "SinBackward0"
   bool save_self;
   bool save_result;
@@ -26,7 +23,8 @@ struct UnaryBackward {
 
 // d/da and d/db of op(a, b); each gradient is computed only when needed. Broadcasting is undone
 // by the family kernel (sum_to).
-struct BinaryBackward {
+template <>
+struct BackwardFormula<Tensor(const Tensor&, const Tensor&)> {
   const char* name;
   bool save_a;
   bool save_b;
@@ -34,6 +32,23 @@ struct BinaryBackward {
   Tensor (*grad_a)(const Tensor& grad, const Tensor& a, const Tensor& b, const Tensor& result);
   Tensor (*grad_b)(const Tensor& grad, const Tensor& a, const Tensor& b, const Tensor& result);
 };
+
+// op(a, b, alpha) = a op alpha * b (add, sub): the binary formula, whose d/db the family kernel
+// scales by alpha.
+template <>
+struct BackwardFormula<Tensor(const Tensor&, const Tensor&, const Scalar&)>
+    : BackwardFormula<Tensor(const Tensor&, const Tensor&)> {};
+
+}  // namespace kiln
+
+namespace kiln::autograd::detail {
+
+using UnaryOp = Operator<Tensor(const Tensor&)>;
+using BinaryOp = Operator<Tensor(const Tensor&, const Tensor&)>;
+using AlphaOp = Operator<Tensor(const Tensor&, const Tensor&, const Scalar&)>;
+using UnaryBackward = UnaryOp::Formula;
+using BinaryBackward = BinaryOp::Formula;
+using AlphaBackward = AlphaOp::Formula;
 
 Tensor unary_autograd(const UnaryOp& op, const Tensor& x);
 Tensor binary_autograd(const BinaryOp& op, const Tensor& a, const Tensor& b);
@@ -83,6 +98,6 @@ Tensor inplace_kernel(const Op& op, const Tensor& self, Rest... rest) {
 // in-place variant (when given).
 void register_backward(UnaryOp& op, const UnaryBackward& formula, UnaryOp* inplace = nullptr);
 void register_backward(BinaryOp& op, const BinaryBackward& formula, BinaryOp* inplace = nullptr);
-void register_backward(AlphaOp& op, const BinaryBackward& formula, AlphaOp* inplace = nullptr);
+void register_backward(AlphaOp& op, const AlphaBackward& formula, AlphaOp* inplace = nullptr);
 
 }  // namespace kiln::autograd::detail

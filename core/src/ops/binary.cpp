@@ -276,6 +276,7 @@ Tensor& Tensor::pow_(const Scalar& exponent) {
 namespace kiln::detail {
 namespace {
 
+using autograd::detail::AlphaBackward;
 using autograd::detail::BinaryBackward;
 using autograd::detail::register_backward;
 using T = const Tensor&;
@@ -285,11 +286,11 @@ Tensor larger_share(T g, T mine, T other) {
   return where(eq(mine, other), g / 2, where(gt(mine, other), g, zeros_like(g)));
 }
 
-const BinaryBackward add_backward{"AddBackward0", false, false, false,
-                                  [](T g, T, T, T) { return g; }, [](T g, T, T, T) { return g; }};
-const BinaryBackward sub_backward{"SubBackward0", false, false, false,
+const AlphaBackward add_backward{{"AddBackward0", false, false, false,
+                                  [](T g, T, T, T) { return g; }, [](T g, T, T, T) { return g; }}};
+const AlphaBackward sub_backward{{"SubBackward0", false, false, false,
                                   [](T g, T, T, T) { return g; },
-                                  [](T g, T, T, T) { return neg(g); }};
+                                  [](T g, T, T, T) { return neg(g); }}};
 const BinaryBackward mul_backward{"MulBackward0", true, true, false,
                                   [](T g, T, T b, T) { return g * b; },
                                   [](T g, T a, T, T) { return g * a; }};
