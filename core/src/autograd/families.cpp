@@ -12,7 +12,7 @@ void rebase_history(const Tensor& self, const Tensor& out) {
   rebase_view(self, base);
 }
 
-Tensor unary_autograd(const UnaryOp& op, const Tensor& x) {
+Tensor family_autograd(const UnaryOp& op, const Tensor& x) {
   Tensor out;
   {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
@@ -59,7 +59,7 @@ std::shared_ptr<FunctionNode> record_binary(const BinaryBackward* b, const Tenso
 
 }  // namespace
 
-Tensor binary_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
+Tensor family_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
   Tensor out;
   {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
@@ -73,7 +73,8 @@ Tensor binary_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
   return out;
 }
 
-Tensor alpha_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y, const Scalar& alpha) {
+Tensor family_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y,
+                       const Scalar& alpha) {
   Tensor out;
   {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
@@ -87,26 +88,6 @@ Tensor alpha_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y, const
     return grads;
   });
   return out;
-}
-
-void register_backward(UnaryOp& op, const UnaryBackward& formula, UnaryOp* inplace) {
-  op.set_backward_formula(&formula);
-  op.set_kernel(DispatchKey::Autograd, unary_autograd);
-  if (inplace) inplace->set_kernel(DispatchKey::Autograd, inplace_kernel<UnaryOp>);
-}
-
-void register_backward(BinaryOp& op, const BinaryBackward& formula, BinaryOp* inplace) {
-  op.set_backward_formula(&formula);
-  op.set_kernel(DispatchKey::Autograd, binary_autograd);
-  if (inplace) inplace->set_kernel(DispatchKey::Autograd, inplace_kernel<BinaryOp, const Tensor&>);
-}
-
-void register_backward(AlphaOp& op, const AlphaBackward& formula, AlphaOp* inplace) {
-  op.set_backward_formula(&formula);
-  op.set_kernel(DispatchKey::Autograd, alpha_autograd);
-  if (inplace) {
-    inplace->set_kernel(DispatchKey::Autograd, inplace_kernel<AlphaOp, const Tensor&, const Scalar&>);
-  }
 }
 
 }  // namespace kiln::autograd::detail

@@ -1,8 +1,8 @@
 // Binary elementwise operators: arithmetic, comparisons, logical and bitwise. Each family is a
-// dtype rule plugged into one out-of-place and one in-place backend; each operator is one line.
+// dtype rule plugged into one out-of-place and one in-place backend; each operator is one entry
+// (See Note [One entry per operator]).
 #include "elementwise.h"
-
-#include "../autograd/families.h"
+#include "operator_entry.h"
 
 namespace kiln {
 namespace detail {
@@ -141,41 +141,84 @@ Tensor alpha_inplace_backend(const AlphaOp& op, const Tensor& self, const Tensor
 
 }  // namespace
 
-#define KILN_BINARY_OPS(name, rule)                                                            \
+namespace {
+// where a == b the gradient is shared half and half, as PyTorch
+Tensor larger_share(const Tensor& g, const Tensor& mine, const Tensor& other) {
+  return where(eq(mine, other), g / 2, where(gt(mine, other), g, zeros_like(g)));
+}
+}  // namespace
+
+// name_op, name__op (in-place) and their entry: `rule` a Rule, `autocast` an AutocastPolicy, then
+// the BackwardFormula (name, saves a, saves b, saves result, d/da, d/db) or no_backward.
+#define KILN_BINARY(name, rule, autocast, ...)                                                  \
   BinaryOp name##_op(#name, #name "(Tensor self, Tensor other) -> Tensor",                     \
                      binary_backend<rule>);                                                    \
   BinaryOp name##__op(#name "_", #name "_(Tensor(a!) self, Tensor other) -> Tensor(a!)",       \
-                      binary_inplace_backend<rule>, true, &name##_op)
+                      binary_inplace_backend<rule>, true, &name##_op);                         \
+  const OperatorEntry<Tensor(const Tensor&, const Tensor&)> name##_entry(                      \
+      name##_op, &name##__op, autocast, __VA_ARGS__)
 
-AlphaOp add_op("add", "add(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",
-               alpha_backend<false>);
-AlphaOp add__op("add_", "add_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)",
-                alpha_inplace_backend<false>, true, &add_op);
-AlphaOp sub_op("sub", "sub(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",
-               alpha_backend<true>);
-AlphaOp sub__op("sub_", "sub_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)",
-                alpha_inplace_backend<true>, true, &sub_op);
-KILN_BINARY_OPS(mul, kArithmetic);
-KILN_BINARY_OPS(div, kTrueDivide);
-KILN_BINARY_OPS(floor_divide, kArithmeticNoBool);
-KILN_BINARY_OPS(remainder, kArithmeticNoBool);
-KILN_BINARY_OPS(fmod, kArithmeticNoBool);
-KILN_BINARY_OPS(pow, kArithmeticNoBool);
-KILN_BINARY_OPS(maximum, kArithmetic);
-KILN_BINARY_OPS(minimum, kArithmetic);
-KILN_BINARY_OPS(eq, kCompare);
-KILN_BINARY_OPS(ne, kCompare);
-KILN_BINARY_OPS(lt, kCompare);
-KILN_BINARY_OPS(le, kCompare);
-KILN_BINARY_OPS(gt, kCompare);
-KILN_BINARY_OPS(ge, kCompare);
-KILN_BINARY_OPS(logical_and, kCompare);
-KILN_BINARY_OPS(logical_or, kCompare);
-KILN_BINARY_OPS(logical_xor, kCompare);
-KILN_BINARY_OPS(bitwise_and, kBitwise);
-KILN_BINARY_OPS(bitwise_or, kBitwise);
-KILN_BINARY_OPS(bitwise_xor, kBitwise);
-#undef KILN_BINARY_OPS
+// The same for `self op alpha * other` (add, sub), whose d/dother the family kernel scales by
+// alpha.
+#define KILN_ALPHA(name, subtract, autocast, ...)                                               \
+  AlphaOp name##_op(#name, #name "(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",      \
+                    alpha_backend<subtract>);                                                  \
+  AlphaOp name##__op(#name "_",                                                                \
+                     #name "_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)",   \
+                     alpha_inplace_backend<subtract>, true, &name##_op);                       \
+  const OperatorEntry<Tensor(const Tensor&, const Tensor&, const Scalar&)> name##_entry(       \
+      name##_op, &name##__op, autocast, __VA_ARGS__)
+
+using T = const Tensor&;
+
+KILN_ALPHA(add, false, kNoCast,
+           {{"AddBackward0", false, false, false, [](T g, T, T, T) { return g; },
+             [](T g, T, T, T) { return g; }}});
+KILN_ALPHA(sub, true, kNoCast,
+           {{"SubBackward0", false, false, false, [](T g, T, T, T) { return g; },
+             [](T g, T, T, T) { return neg(g); }}});
+KILN_BINARY(mul, kArithmetic, kNoCast,
+            {"MulBackward0", true, true, false, [](T g, T, T b, T) { return g * b; },
+             [](T g, T a, T, T) { return g * a; }});
+KILN_BINARY(div, kTrueDivide, kNoCast,
+            {"DivBackward0", true, true, false, [](T g, T, T b, T) { return g / b; },
+             [](T g, T a, T b, T) { return -g * a / (b * b); }});
+KILN_BINARY(floor_divide, kArithmeticNoBool, kNoCast, no_backward);
+KILN_BINARY(remainder, kArithmeticNoBool, kNoCast,
+            {"RemainderBackward0", true, true, false, [](T g, T, T, T) { return g; },
+             [](T g, T a, T b, T) { return -g * floor_divide(a, b); }});
+KILN_BINARY(fmod, kArithmeticNoBool, kNoCast,
+            {"FmodBackward0", true, true, true, [](T g, T, T, T) { return g; },
+             [](T g, T a, T b, T result) { return -g * (a - result) / b; }});
+KILN_BINARY(pow, kArithmeticNoBool, kFp32OffCpu,
+            {"PowBackward1", true, true, true,
+             [](T g, T a, T b, T) { return where(eq(b, 0), zeros_like(g), g * b * pow(a, b - 1)); },
+             [](T g, T a, T b, T result) {
+               // 0^b has derivative 0 in b for b >= 0 (log(0) would give nan)
+               return where(logical_and(eq(a, 0), ge(b, 0)), zeros_like(g), g * result * log(a));
+             }});
+KILN_BINARY(maximum, kArithmetic, kNoCast,
+            {"MaximumBackward0", true, true, false,
+             [](T g, T a, T b, T) { return larger_share(g, a, b); },
+             [](T g, T a, T b, T) { return larger_share(g, b, a); }});
+KILN_BINARY(minimum, kArithmetic, kNoCast,
+            {"MinimumBackward0", true, true, false,
+             [](T g, T a, T b, T) { return larger_share(g, b, a); },
+             [](T g, T a, T b, T) { return larger_share(g, a, b); }});
+KILN_BINARY(eq, kCompare, kNoCast, no_backward);
+KILN_BINARY(ne, kCompare, kNoCast, no_backward);
+KILN_BINARY(lt, kCompare, kNoCast, no_backward);
+KILN_BINARY(le, kCompare, kNoCast, no_backward);
+KILN_BINARY(gt, kCompare, kNoCast, no_backward);
+KILN_BINARY(ge, kCompare, kNoCast, no_backward);
+KILN_BINARY(logical_and, kCompare, kNoCast, no_backward);
+KILN_BINARY(logical_or, kCompare, kNoCast, no_backward);
+KILN_BINARY(logical_xor, kCompare, kNoCast, no_backward);
+KILN_BINARY(bitwise_and, kBitwise, kNoCast, no_backward);
+KILN_BINARY(bitwise_or, kBitwise, kNoCast, no_backward);
+KILN_BINARY(bitwise_xor, kBitwise, kNoCast, no_backward);
+#undef KILN_ALPHA
+#undef KILN_BINARY
 
 // `a op number`: the number becomes a 0-dim tensor of the promoted dtype on a's device.
 Tensor wrap_for(const Tensor& a, const Scalar& s) {
@@ -271,64 +314,3 @@ Tensor& Tensor::pow_(const Scalar& exponent) {
 }
 
 }  // namespace kiln
-
-// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
-namespace kiln::detail {
-namespace {
-
-using autograd::detail::AlphaBackward;
-using autograd::detail::BinaryBackward;
-using autograd::detail::register_backward;
-using T = const Tensor&;
-
-// where a == b the gradient is shared half and half, as PyTorch
-Tensor larger_share(T g, T mine, T other) {
-  return where(eq(mine, other), g / 2, where(gt(mine, other), g, zeros_like(g)));
-}
-
-const AlphaBackward add_backward{{"AddBackward0", false, false, false,
-                                  [](T g, T, T, T) { return g; }, [](T g, T, T, T) { return g; }}};
-const AlphaBackward sub_backward{{"SubBackward0", false, false, false,
-                                  [](T g, T, T, T) { return g; },
-                                  [](T g, T, T, T) { return neg(g); }}};
-const BinaryBackward mul_backward{"MulBackward0", true, true, false,
-                                  [](T g, T, T b, T) { return g * b; },
-                                  [](T g, T a, T, T) { return g * a; }};
-const BinaryBackward div_backward{"DivBackward0", true, true, false,
-                                  [](T g, T, T b, T) { return g / b; },
-                                  [](T g, T a, T b, T) { return -g * a / (b * b); }};
-const BinaryBackward pow_backward{
-    "PowBackward1", true, true, true,
-    [](T g, T a, T b, T) { return where(eq(b, 0), zeros_like(g), g * b * pow(a, b - 1)); },
-    [](T g, T a, T b, T result) {
-      // 0^b has derivative 0 in b for b >= 0 (log(0) would give nan)
-      return where(logical_and(eq(a, 0), ge(b, 0)), zeros_like(g), g * result * log(a));
-    }};
-const BinaryBackward maximum_backward{"MaximumBackward0", true, true, false,
-                                      [](T g, T a, T b, T) { return larger_share(g, a, b); },
-                                      [](T g, T a, T b, T) { return larger_share(g, b, a); }};
-const BinaryBackward minimum_backward{"MinimumBackward0", true, true, false,
-                                      [](T g, T a, T b, T) { return larger_share(g, b, a); },
-                                      [](T g, T a, T b, T) { return larger_share(g, a, b); }};
-const BinaryBackward remainder_backward{
-    "RemainderBackward0", true, true, false, [](T g, T, T, T) { return g; },
-    [](T g, T a, T b, T) { return -g * floor_divide(a, b); }};
-const BinaryBackward fmod_backward{"FmodBackward0", true, true, true,
-                                   [](T g, T, T, T) { return g; },
-                                   [](T g, T a, T b, T result) { return -g * (a - result) / b; }};
-
-const bool binary_backwards_registered = [] {
-  register_backward(add_op, add_backward, &add__op);
-  register_backward(sub_op, sub_backward, &sub__op);
-  register_backward(mul_op, mul_backward, &mul__op);
-  register_backward(div_op, div_backward, &div__op);
-  register_backward(pow_op, pow_backward, &pow__op);
-  register_backward(maximum_op, maximum_backward, &maximum__op);
-  register_backward(minimum_op, minimum_backward, &minimum__op);
-  register_backward(remainder_op, remainder_backward, &remainder__op);
-  register_backward(fmod_op, fmod_backward, &fmod__op);
-  return true;
-}();
-
-}  // namespace
-}  // namespace kiln::detail
