@@ -1,53 +1,12 @@
-// Binary elementwise operators: arithmetic, comparisons, logical and bitwise. Each family is a
-// dtype rule plugged into one out-of-place and one in-place backend; each operator is one entry
-// (See Note [One entry per operator]).
-#include "elementwise.h"
-#include "operator_entry.h"
+// Binary elementwise operators: arithmetic and bitwise (comparisons and logical operators are in
+// compare.cpp). Each family is a dtype rule plugged into one out-of-place and one in-place
+// backend (binary.h); each operator is one entry (See Note [One entry per operator]).
+#include "binary.h"
 
 namespace kiln {
 namespace detail {
-namespace {
 
-using BinaryOp = Operator<Tensor(const Tensor&, const Tensor&)>;
 using AlphaOp = Operator<Tensor(const Tensor&, const Tensor&, const Scalar&)>;
-
-// A family's dtype rule: the dtype the inputs are converted to, given the promoted dtype; and
-// whether the output is bool (comparisons, logical) or that dtype.
-struct Rule {
-  ScalarType (*compute)(const char* op, ScalarType promoted);
-  bool bool_output;
-};
-
-ScalarType same_as_promoted(const char*, ScalarType t) { return t; }
-ScalarType no_bool(const char* op, ScalarType t) {
-  if (t == kBool) throw_dtype_unsupported(op, t);
-  return t;
-}
-ScalarType to_floating(const char*, ScalarType t) {
-  return is_floating_point(t) ? t : default_float_dtype();
-}
-ScalarType integral_only(const char* op, ScalarType t) {
-  KILN_CHECK_TYPE(is_integral(t, true), op, ": only integral and bool tensors are supported ",
-                  "(got ", dtype_name(t), ")");
-  return t;
-}
-
-constexpr Rule kArithmetic{same_as_promoted, false};
-constexpr Rule kArithmeticNoBool{no_bool, false};
-constexpr Rule kTrueDivide{to_floating, false};
-constexpr Rule kCompare{same_as_promoted, true};
-constexpr Rule kBitwise{integral_only, false};
-
-// Inputs converted and broadcast, and the output allocated, for one call. x and y point at the
-// caller's tensors when those need no conversion, else at x_slot and y_slot.
-struct Prepared {
-  const Tensor* x;
-  const Tensor* y;
-  Tensor out, x_slot, y_slot;
-  Prepared() = default;
-  Prepared(const Prepared&) = delete;  // x and y may point into the object
-  Prepared& operator=(const Prepared&) = delete;
-};
 
 void prepare(Prepared& p, const char* op, const Rule& rule, const Tensor& a, const Tensor& b) {
   const TensorImpl& ia = a.impl();
@@ -70,35 +29,7 @@ void prepare(Prepared& p, const char* op, const Rule& rule, const Tensor& a, con
   p.out = empty_tensor(sizes, rule.bool_output ? kBool : compute, device);
 }
 
-template <const Rule& R>
-Tensor binary_backend(const BinaryOp& op, const Tensor& a, const Tensor& b) {
-  Prepared p;
-  prepare(p, op.name(), R, a, b);
-  run_kernel(*op.functional(), {p.x, p.y}, {&p.out});
-  return std::move(p.out);
-}
-
-// Writes op(self, b) into self: directly when the dtypes agree, through a temporary otherwise.
-template <const Rule& R>
-Tensor binary_inplace_backend(const BinaryOp& op, const Tensor& self, const Tensor& b) {
-  ScalarType compute = R.compute(op.name(), result_type_of({&self, &b}));
-  ScalarType out_dtype = R.bool_output ? kBool : compute;
-  DimVector sizes = broadcast_dims(self.sizes(), b.sizes());
-  check_inplace(op.name(), self, out_dtype, sizes);
-  Device device = common_device(op.name(), {&self, &b});
-  if (out_dtype == self.dtype() && compute == self.dtype()) {
-    Tensor slot;
-    const Tensor& y = prepared_input(b, compute, device, sizes, slot);
-    run_kernel(*op.functional(), {&self, &y}, {&self});
-  } else {
-    Prepared p;
-    prepare(p, op.name(), R, self, b);
-    run_kernel(*op.functional(), {p.x, p.y}, {&p.out});
-    const_cast<Tensor&>(self).copy_(p.out);
-  }
-  bump_version(self);
-  return self;
-}
+namespace {
 
 void check_alpha(const char* op, ScalarType compute, const Scalar& alpha) {
   KILN_CHECK_TYPE(is_floating_point(compute) || !alpha.is_floating_point(), op,
@@ -148,16 +79,6 @@ Tensor larger_share(const Tensor& g, const Tensor& mine, const Tensor& other) {
 }
 }  // namespace
 
-// name_op, name__op (in-place) and their entry: `rule` a Rule, `autocast` an AutocastPolicy, then
-// the BackwardFormula (name, saves a, saves b, saves result, d/da, d/db) or no_backward.
-#define KILN_BINARY(name, rule, autocast, ...)                                                  \
-  BinaryOp name##_op(#name, #name "(Tensor self, Tensor other) -> Tensor",                     \
-                     binary_backend<rule>);                                                    \
-  BinaryOp name##__op(#name "_", #name "_(Tensor(a!) self, Tensor other) -> Tensor(a!)",       \
-                      binary_inplace_backend<rule>, true, &name##_op);                         \
-  const OperatorEntry<Tensor(const Tensor&, const Tensor&)> name##_entry(                      \
-      name##_op, &name##__op, autocast, __VA_ARGS__)
-
 // The same for `self op alpha * other` (add, sub), whose d/dother the family kernel scales by
 // alpha.
 #define KILN_ALPHA(name, subtract, autocast, ...)                                               \
@@ -205,22 +126,11 @@ KILN_BINARY(minimum, kArithmetic, kNoCast,
             {"MinimumBackward0", true, true, false,
              [](T g, T a, T b, T) { return larger_share(g, b, a); },
              [](T g, T a, T b, T) { return larger_share(g, a, b); }});
-KILN_BINARY(eq, kCompare, kNoCast, no_backward);
-KILN_BINARY(ne, kCompare, kNoCast, no_backward);
-KILN_BINARY(lt, kCompare, kNoCast, no_backward);
-KILN_BINARY(le, kCompare, kNoCast, no_backward);
-KILN_BINARY(gt, kCompare, kNoCast, no_backward);
-KILN_BINARY(ge, kCompare, kNoCast, no_backward);
-KILN_BINARY(logical_and, kCompare, kNoCast, no_backward);
-KILN_BINARY(logical_or, kCompare, kNoCast, no_backward);
-KILN_BINARY(logical_xor, kCompare, kNoCast, no_backward);
 KILN_BINARY(bitwise_and, kBitwise, kNoCast, no_backward);
 KILN_BINARY(bitwise_or, kBitwise, kNoCast, no_backward);
 KILN_BINARY(bitwise_xor, kBitwise, kNoCast, no_backward);
 #undef KILN_ALPHA
-#undef KILN_BINARY
 
-// `a op number`: the number becomes a 0-dim tensor of the promoted dtype on a's device.
 Tensor wrap_for(const Tensor& a, const Scalar& s) {
   return wrap_scalar(s, scalar_result_type(a, s), a.device());
 }
@@ -256,21 +166,6 @@ Tensor pow(const Tensor& a, const Scalar& b) { return detail::pow_op(a, wrap_for
 Tensor pow(const Scalar& a, const Tensor& b) { return detail::pow_op(wrap_for(b, a), b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return detail::maximum_op(a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return detail::minimum_op(a, b); }
-Tensor eq(const Tensor& a, const Tensor& b) { return detail::eq_op(a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return detail::ne_op(a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return detail::lt_op(a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return detail::le_op(a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return detail::gt_op(a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return detail::ge_op(a, b); }
-Tensor eq(const Tensor& a, const Scalar& b) { return detail::eq_op(a, wrap_for(a, b)); }
-Tensor ne(const Tensor& a, const Scalar& b) { return detail::ne_op(a, wrap_for(a, b)); }
-Tensor lt(const Tensor& a, const Scalar& b) { return detail::lt_op(a, wrap_for(a, b)); }
-Tensor le(const Tensor& a, const Scalar& b) { return detail::le_op(a, wrap_for(a, b)); }
-Tensor gt(const Tensor& a, const Scalar& b) { return detail::gt_op(a, wrap_for(a, b)); }
-Tensor ge(const Tensor& a, const Scalar& b) { return detail::ge_op(a, wrap_for(a, b)); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return detail::logical_and_op(a, b); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return detail::logical_or_op(a, b); }
-Tensor logical_xor(const Tensor& a, const Tensor& b) { return detail::logical_xor_op(a, b); }
 Tensor bitwise_and(const Tensor& a, const Tensor& b) { return detail::bitwise_and_op(a, b); }
 Tensor bitwise_or(const Tensor& a, const Tensor& b) { return detail::bitwise_or_op(a, b); }
 Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return detail::bitwise_xor_op(a, b); }

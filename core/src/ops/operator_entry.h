@@ -1,6 +1,6 @@
 // Note [One entry per operator]: an elementwise operator is declared once, by one entry in the
-// file of its family (KILN_UNARY in unary.cpp, KILN_BINARY and KILN_ALPHA in binary.cpp, the
-// entries of ternary.cpp): its name, which names the operator objects `name_op` and `name__op`
+// file of its family (KILN_UNARY in unary.cpp, KILN_BINARY and KILN_ALPHA in binary.cpp,
+// KILN_BINARY in compare.cpp, the entries of ternary.cpp): its name, which names the operator objects `name_op` and `name__op`
 // (its in-place variant) and their schemas; its dtype rule; its autocast policy on the CPU and
 // on every other device type; and its backward formula (or no_backward). The entry's
 // OperatorEntry installs the formula with its family's Autograd kernel (the in-place variant
