@@ -7,6 +7,15 @@
 // gets the in-place kernel, See Note [Gradients next to operators]) and the policy with the
 // Autocast kernel (See Note [Autocast policies]). The public function (kiln::exp) and the Tensor
 // method (Tensor::exp_) stay one line each in the same file.
+//
+// A new unary operator with a gradient, in core and its tests (the plugins' side is a functor in
+// sdk/include/kiln/sdk/pointwise.hpp and a registration line per plugin):
+//   core/include/kiln/ops.h               its declaration
+//   core/src/ops/unary.cpp                KILN_UNARY(name, ...) and its public function
+//   tools/conformance/cases_unary.cpp     its case, marked kGradient
+//   tests/autograd/test_gradcheck.cpp     its gradcheck case
+//   docs/primitives.md                    its name in the table
+// The coverage tests (tests/conformance/runner.cpp, test_gradcheck) fail until each is there.
 #pragma once
 
 #include "../amp/policy.h"
