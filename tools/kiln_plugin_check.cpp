@@ -5,7 +5,7 @@
 // It loads PATH before any other plugin (so a plugin of the same name in the plugin folder is the
 // one refused), prints its state and what it registered (devices, kernels, data sources,
 // decoders), and, for each device it registered, runs kiln's operator conformance suite
-// (tests/conformance, linked in) on that device against references computed on the CPU: every
+// (tools/conformance, linked in) on that device against references computed on the CPU: every
 // case in each of its dtypes and input layouts, PyTorch's golden records when the golden file is
 // found, and the gradients of each differentiable case against the CPU's. For each data source
 // it registered, it reads the source's sample corpus through it and runs the source's fuzz

@@ -5,9 +5,9 @@ Run with a Python that has torch (Debian's python3-torch 1.13):
     /usr/bin/python3 tests/golden/make_conformance_golden.py
 
 conformance_cases.txt holds, for each case, its inputs and PyTorch's outputs, so that the C++
-side reads both and regenerates nothing (tests/conformance/golden.cpp parses it):
+side reads both and regenerates nothing (tools/conformance/golden.cpp parses it):
 
-    case <case name> <label>          the case name is the one tests/conformance registers
+    case <case name> <label>          the case name is the one tools/conformance registers
     in <dtype> <ndim> <sizes...> <values...>      a tensor argument (row-major values)
     scalar <int|float|bool> <value>   a number argument (C++ Scalar of that kind)
     scalar none                       an absent optional number
@@ -367,7 +367,7 @@ def write_promotion(w):
     w.case("sub_scalar", "float16_float", torch.sub, T([1.0, 2.0], "float16"), Num(2.5))
 
 
-# Reductions with the argument order of the C++ golden cases (tests/conformance/cases_reduce.cpp):
+# Reductions with the argument order of the C++ golden cases (tools/conformance/cases_reduce.cpp):
 # keepdim first, then the dims (all when none).
 def sum_dims(t, keep, *dims):
     return torch.sum(t, dims, bool(keep)) if dims else torch.sum(t)

@@ -102,10 +102,6 @@ class KILN_API OperatorBase {
   bool has_plugin_kernel(DeviceType type) const { return kernels_[type].fn != nullptr; }
   void set_plugin_kernel(DeviceType type, PluginKernel kernel) { kernels_[type] = kernel; }
   virtual bool has_layer(DispatchKey key) const = 0;
-  // The operator's backward formula, in the form its family's autograd kernel expects
-  // (core/src/autograd/function.h); null when it has none.
-  const void* backward_formula() const { return backward_; }
-  void set_backward_formula(const void* formula) { backward_ = formula; }
   // For an in-place variant ("add_"): the operator whose plugin kernel it runs ("add").
   const OperatorBase* functional() const { return functional_ ? functional_ : this; }
   // Whether the operator writes its first argument in place: its schema marks it `Tensor(a!)`.
@@ -123,7 +119,6 @@ class KILN_API OperatorBase {
   bool inplace_;
   bool optional_ = false;
   const OperatorBase* functional_ = nullptr;
-  const void* backward_ = nullptr;
   PluginKernel kernels_[kMaxDeviceTypes];
 };
 
@@ -186,12 +181,18 @@ inline DispatchKey highest_key(uint8_t keys) {
 template <class Signature>
 class Operator;
 
+// The backward formula of an operator of this signature, in the form its family's autograd
+// kernel reads; core defines it for the signatures of its families (core/src/autograd/families.h).
+template <class Signature>
+struct BackwardFormula;
+
 // An operator with a C++ signature, e.g. Operator<Tensor(const Tensor&, const Tensor&)>. Each
 // layer's kernel receives the operator first, so one function can serve many operators.
 template <class R, class... Args>
 class Operator<R(Args...)> final : public OperatorBase {
  public:
   using Kernel = R (*)(const Operator&, Args...);
+  using Formula = BackwardFormula<R(Args...)>;
 
   // `functional`: for an in-place variant, the operator whose plugin kernel it runs.
   Operator(const char* name, const char* schema, Kernel backend, bool primitive = true,
@@ -239,6 +240,9 @@ class Operator<R(Args...)> final : public OperatorBase {
   }
   Kernel kernel(DispatchKey key) const { return kernels_[static_cast<int>(key)]; }
   bool has_layer(DispatchKey key) const override { return kernels_[static_cast<int>(key)]; }
+  // The backward formula its Autograd kernel applies; null when it has none.
+  const Formula* backward_formula() const { return backward_; }
+  void set_backward_formula(const Formula* formula) { backward_ = formula; }
 
  private:
   static R refuse_untracked_inplace(const Operator& op, Args...) {
@@ -246,6 +250,7 @@ class Operator<R(Args...)> final : public OperatorBase {
   }
 
   Kernel kernels_[kNumDispatchKeys] = {};
+  const Formula* backward_ = nullptr;
 };
 
 // Installs a layer kernel for a scope and restores the previous one (tests, plugins of layers).

@@ -1,4 +1,5 @@
-// Installs the Autocast layer (policy.h) on the operators the policy tables list.
+// Installs the Autocast layer (policy.h) on the operators the policy tables list, and keeps the
+// policies of those whose declaration gives them.
 #include "policy.h"
 
 #include <kiln/nn/options.h>
@@ -10,9 +11,13 @@
 namespace kiln::amp::detail {
 namespace {
 
-// Policies by operator: [0] on the CPU, [1] on every other device type. Written once by
-// install_autocast_layer (under call_once), read-only afterwards.
-using PolicyRow = std::array<CastPolicy, 2>;
+// Policies by operator: [0] on the CPU, [1] on every other device type; and whether the
+// operator's declaration gave them. Written by the declarations (static initialization) and once
+// by install_autocast_layer (under call_once), read-only afterwards.
+struct PolicyRow {
+  std::array<CastPolicy, 2> policy{CastPolicy::none, CastPolicy::none};
+  bool declared = false;
+};
 std::unordered_map<const OperatorBase*, PolicyRow>& policies() {
   static auto* map = new std::unordered_map<const OperatorBase*, PolicyRow>();
   return *map;
@@ -25,8 +30,8 @@ struct SignatureList {};
 // signature fails the install with an internal error naming it: add the signature here.
 using Reduction = nn::Reduction;
 using KnownSignatures = SignatureList<
-    Tensor(const Tensor&),                                                      // exp, log
-    Tensor(const Tensor&, const Tensor&),                                       // mm, bmm, pow
+    Tensor(const Tensor&),                                                      // unary
+    Tensor(const Tensor&, const Tensor&),                                       // mm, bmm
     Tensor(const Tensor&, const Tensor&, const Tensor&),                        // linear
     Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&),  // addmm
     Tensor(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
@@ -61,8 +66,10 @@ void add_table(const std::vector<PolicyEntry>& table, size_t column) {
     OperatorBase* op = find_operator(entry.op);
     KILN_INTERNAL_ASSERT(op != nullptr, "autocast policy table lists ", entry.op,
                          ", which is not an operator");
-    auto [it, added] = policies().try_emplace(op, PolicyRow{CastPolicy::none, CastPolicy::none});
-    it->second[column] = entry.policy;
+    auto [it, added] = policies().try_emplace(op);
+    KILN_INTERNAL_ASSERT(!it->second.declared, "autocast policy table lists ", entry.op,
+                         ", whose declaration gives its policy");
+    it->second.policy[column] = entry.policy;
     if (added) {
       KILN_INTERNAL_ASSERT(install(op, KnownSignatures{}), "autocast: the signature of ",
                            entry.op, " (", op->schema(), ") is not in KnownSignatures");
@@ -71,6 +78,10 @@ void add_table(const std::vector<PolicyEntry>& table, size_t column) {
 }
 
 }  // namespace
+
+void set_declared_policy(const OperatorBase& op, AutocastPolicy policy) {
+  policies()[&op] = PolicyRow{{policy.cpu, policy.other}, true};
+}
 
 void install_autocast_layer() {
   static std::once_flag once;
@@ -83,7 +94,7 @@ void install_autocast_layer() {
 CastPolicy policy_of(const OperatorBase& op, DeviceType type) {
   auto it = policies().find(&op);
   if (it == policies().end()) return CastPolicy::none;
-  return it->second[type == kCPU ? 0 : 1];
+  return it->second.policy[type == kCPU ? 0 : 1];
 }
 
 }  // namespace kiln::amp::detail

@@ -11,7 +11,9 @@
 //   banned              the call raises (binary_cross_entropy on CUDA)
 // An eligible input is a defined floating tensor on the region's device type that is not
 // float64. Operators not listed, in-place operators and calls below the layer are not cast.
-// The CPU table is policy_cpu.cpp; policy_cuda.cpp serves CUDA and every other device type.
+// An elementwise operator's policy is part of its declaration (See Note [One entry per
+// operator]); the others' are in tables: the CPU's is policy_cpu.cpp, and policy_cuda.cpp serves
+// CUDA and every other device type.
 #pragma once
 
 #include <kiln/amp/autocast.h>
@@ -34,6 +36,17 @@ struct PolicyEntry {
   CastPolicy policy;
 };
 
+// An operator's policy on the CPU and on every other device type, as its declaration gives it
+// (PyTorch's CPU and CUDA lists differ).
+struct AutocastPolicy {
+  CastPolicy cpu;
+  CastPolicy other;
+};
+inline constexpr AutocastPolicy kNoCast{CastPolicy::none, CastPolicy::none};
+// float32 in regions of every device type but the CPU (PyTorch's CUDA fp32 list; its CPU list
+// leaves the operator alone): exp, log, pow, ...
+inline constexpr AutocastPolicy kFp32OffCpu{CastPolicy::none, CastPolicy::fp32};
+
 // The tables (policy_cpu.cpp, policy_cuda.cpp).
 const std::vector<PolicyEntry>& cpu_policy_table();
 const std::vector<PolicyEntry>& cuda_policy_table();
@@ -44,6 +57,9 @@ std::string banned_message(const char* op);
 CastPolicy policy_of(const OperatorBase& op, DeviceType type);
 // Installs the Autocast layer on every operator of the tables; runs once, on the first region.
 void install_autocast_layer();
+
+// Records the policy of an operator that declares it (install.cpp).
+void set_declared_policy(const OperatorBase& op, AutocastPolicy policy);
 
 // Whether `t` takes part in casting inside a region for device type `type`.
 inline bool is_eligible(const Tensor& t, DeviceType type) {
@@ -148,6 +164,15 @@ R autocast_kernel(const Operator<R(Args...)>& op, Args... args) {
   auto held = std::make_tuple(cast_arg(args, plan)...);
   ExcludeDispatchKeyGuard below(DispatchKey::Autocast);
   return std::apply([&op](auto&... a) -> R { return op(a...); }, held);
+}
+
+// Gives op its declared policy and the Autocast kernel (at static initialization, before any
+// tensor exists), unless the policy casts nothing.
+template <class Signature>
+void declare_policy(Operator<Signature>& op, AutocastPolicy policy) {
+  if (policy.cpu == CastPolicy::none && policy.other == CastPolicy::none) return;
+  set_declared_policy(op, policy);
+  op.set_kernel(DispatchKey::Autocast, &autocast_kernel);
 }
 
 }  // namespace kiln::amp::detail

@@ -14,13 +14,8 @@ const std::vector<PolicyEntry>& cuda_policy_table() {
       {"addmm", P::lower_precision},
       {"linear", P::lower_precision},
       {"conv2d", P::lower_precision},
-      // numerically sensitive: float32
-      {"exp", P::fp32},
-      {"log", P::fp32},
-      {"log1p", P::fp32},
-      {"expm1", P::fp32},
-      {"rsqrt", P::fp32},
-      {"pow", P::fp32},
+      // numerically sensitive: float32 (and exp, log, log1p, expm1, rsqrt, pow: kFp32OffCpu in
+      // their declarations, core/src/ops/unary.cpp and binary.cpp)
       {"softplus", P::fp32},
       {"layer_norm", P::fp32},
       {"logsumexp", P::fp32},

@@ -12,13 +12,13 @@ void rebase_history(const Tensor& self, const Tensor& out) {
   rebase_view(self, base);
 }
 
-Tensor unary_autograd(const UnaryOp& op, const Tensor& x) {
+Tensor family_autograd(const UnaryOp& op, const Tensor& x) {
   Tensor out;
   {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     out = op(x);
   }
-  const auto* b = static_cast<const UnaryBackward*>(op.backward_formula());
+  const UnaryBackward* b = op.backward_formula();
   auto node = record(b->name, {&x}, {&out}, [b](FunctionNode& n, const std::vector<Tensor>& g) {
     Tensor self = b->save_self ? n.saved(0) : Tensor();
     Tensor result = b->save_result ? n.saved(1) : Tensor();
@@ -59,13 +59,13 @@ std::shared_ptr<FunctionNode> record_binary(const BinaryBackward* b, const Tenso
 
 }  // namespace
 
-Tensor binary_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
+Tensor family_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
   Tensor out;
   {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     out = op(x, y);
   }
-  const auto* b = static_cast<const BinaryBackward*>(op.backward_formula());
+  const BinaryBackward* b = op.backward_formula();
   DimVector xs(x.sizes()), ys(y.sizes());
   record_binary(b, x, y, out, [b, xs, ys](FunctionNode& n, const std::vector<Tensor>& g) {
     return binary_grads(b, n, g, xs, ys);
@@ -73,13 +73,14 @@ Tensor binary_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
   return out;
 }
 
-Tensor alpha_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y, const Scalar& alpha) {
+Tensor family_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y,
+                       const Scalar& alpha) {
   Tensor out;
   {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     out = op(x, y, alpha);
   }
-  const auto* b = static_cast<const BinaryBackward*>(op.backward_formula());
+  const BinaryBackward* b = op.backward_formula();
   DimVector xs(x.sizes()), ys(y.sizes());
   record_binary(b, x, y, out, [b, xs, ys, alpha](FunctionNode& n, const std::vector<Tensor>& g) {
     std::vector<Tensor> grads = binary_grads(b, n, g, xs, ys);
@@ -87,26 +88,6 @@ Tensor alpha_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y, const
     return grads;
   });
   return out;
-}
-
-void register_backward(UnaryOp& op, const UnaryBackward& formula, UnaryOp* inplace) {
-  op.set_backward_formula(&formula);
-  op.set_kernel(DispatchKey::Autograd, unary_autograd);
-  if (inplace) inplace->set_kernel(DispatchKey::Autograd, inplace_kernel<UnaryOp>);
-}
-
-void register_backward(BinaryOp& op, const BinaryBackward& formula, BinaryOp* inplace) {
-  op.set_backward_formula(&formula);
-  op.set_kernel(DispatchKey::Autograd, binary_autograd);
-  if (inplace) inplace->set_kernel(DispatchKey::Autograd, inplace_kernel<BinaryOp, const Tensor&>);
-}
-
-void register_backward(AlphaOp& op, const BinaryBackward& formula, AlphaOp* inplace) {
-  op.set_backward_formula(&formula);
-  op.set_kernel(DispatchKey::Autograd, alpha_autograd);
-  if (inplace) {
-    inplace->set_kernel(DispatchKey::Autograd, inplace_kernel<AlphaOp, const Tensor&, const Scalar&>);
-  }
 }
 
 }  // namespace kiln::autograd::detail

@@ -1,6 +1,7 @@
 // Note [Gradients next to operators]: each differentiable operator's backward formula sits in
-// the file that declares the operator, as a small struct for its family (unary, binary, ...)
-// registered with register_backward(). The family's autograd kernel below runs the operator
+// the operator's entry (See Note [One entry per operator], core/src/ops/operator_entry.h), as
+// the BackwardFormula of its signature (one per family: unary, binary, ...), which
+// register_backward() installs. The family's autograd kernel below runs the operator
 // below the Autograd layer, then records a FunctionNode that applies the formula. In-place
 // variants run their functional operator (recorded) and copy the result into self, so their
 // gradients need no formula of their own.
@@ -10,14 +11,16 @@
 
 #include <kiln/dispatch.h>
 
-namespace kiln::autograd::detail {
+namespace kiln {
 
-using UnaryOp = Operator<Tensor(const Tensor&)>;
-using BinaryOp = Operator<Tensor(const Tensor&, const Tensor&)>;
-using AlphaOp = Operator<Tensor(const Tensor&, const Tensor&, const Scalar&)>;
+// A signature without a family formula: its operators' Autograd kernels record their own nodes
+// (where, clamp).
+template <class Signature>
+struct BackwardFormula {};
 
 // d/dself of op(self): grad -> grad_self. self and result are given when saved.
-struct UnaryBackward {
+template <>
+struct BackwardFormula<Tensor(const Tensor&)> {
   const char* name;  // "SinBackward0"
   bool save_self;
   bool save_result;
@@ -26,7 +29,8 @@ struct UnaryBackward {
 
 // d/da and d/db of op(a, b); each gradient is computed only when needed. Broadcasting is undone
 // by the family kernel (sum_to).
-struct BinaryBackward {
+template <>
+struct BackwardFormula<Tensor(const Tensor&, const Tensor&)> {
   const char* name;
   bool save_a;
   bool save_b;
@@ -35,9 +39,27 @@ struct BinaryBackward {
   Tensor (*grad_b)(const Tensor& grad, const Tensor& a, const Tensor& b, const Tensor& result);
 };
 
-Tensor unary_autograd(const UnaryOp& op, const Tensor& x);
-Tensor binary_autograd(const BinaryOp& op, const Tensor& a, const Tensor& b);
-Tensor alpha_autograd(const AlphaOp& op, const Tensor& a, const Tensor& b, const Scalar& alpha);
+// op(a, b, alpha) = a op alpha * b (add, sub): the binary formula, whose d/db the family kernel
+// scales by alpha.
+template <>
+struct BackwardFormula<Tensor(const Tensor&, const Tensor&, const Scalar&)>
+    : BackwardFormula<Tensor(const Tensor&, const Tensor&)> {};
+
+}  // namespace kiln
+
+namespace kiln::autograd::detail {
+
+using UnaryOp = Operator<Tensor(const Tensor&)>;
+using BinaryOp = Operator<Tensor(const Tensor&, const Tensor&)>;
+using AlphaOp = Operator<Tensor(const Tensor&, const Tensor&, const Scalar&)>;
+using UnaryBackward = UnaryOp::Formula;
+using BinaryBackward = BinaryOp::Formula;
+using AlphaBackward = AlphaOp::Formula;
+
+// The Autograd kernel of each family: runs op below the layer and records its formula.
+Tensor family_autograd(const UnaryOp& op, const Tensor& x);
+Tensor family_autograd(const BinaryOp& op, const Tensor& a, const Tensor& b);
+Tensor family_autograd(const AlphaOp& op, const Tensor& a, const Tensor& b, const Scalar& alpha);
 
 // Makes self take out's place in the graph after an in-place operation copied out into self.
 void rebase_history(const Tensor& self, const Tensor& out);
@@ -79,10 +101,29 @@ Tensor inplace_kernel(const Op& op, const Tensor& self, Rest... rest) {
   return self;
 }
 
-// Installs `formula` and the family's autograd kernel on op, and the in-place kernel on its
-// in-place variant (when given).
-void register_backward(UnaryOp& op, const UnaryBackward& formula, UnaryOp* inplace = nullptr);
-void register_backward(BinaryOp& op, const BinaryBackward& formula, BinaryOp* inplace = nullptr);
-void register_backward(AlphaOp& op, const BinaryBackward& formula, AlphaOp* inplace = nullptr);
+// inplace_kernel as the Autograd kernel of an in-place operator of signature `Signature`.
+template <class Signature>
+constexpr typename Operator<Signature>::Kernel inplace_autograd = nullptr;
+template <class... Rest>
+constexpr typename Operator<Tensor(const Tensor&, Rest...)>::Kernel
+    inplace_autograd<Tensor(const Tensor&, Rest...)> =
+        inplace_kernel<Operator<Tensor(const Tensor&, Rest...)>, Rest...>;
+
+// Installs `autograd` on op and the in-place kernel on its in-place variant (when given).
+template <class Signature>
+void register_autograd(Operator<Signature>& op, typename Operator<Signature>::Kernel autograd,
+                       Operator<Signature>* inplace) {
+  op.set_kernel(DispatchKey::Autograd, autograd);
+  if (inplace) inplace->set_kernel(DispatchKey::Autograd, inplace_autograd<Signature>);
+}
+
+// Installs `formula` (which must outlive op) and the family's autograd kernel on op, and the
+// in-place kernel on its in-place variant (when given).
+template <class Signature>
+void register_backward(Operator<Signature>& op, const BackwardFormula<Signature>& formula,
+                       Operator<Signature>* inplace) {
+  op.set_backward_formula(&formula);
+  register_autograd<Signature>(op, &family_autograd, inplace);
+}
 
 }  // namespace kiln::autograd::detail

@@ -1,53 +1,12 @@
-// Binary elementwise operators: arithmetic, comparisons, logical and bitwise. Each family is a
-// dtype rule plugged into one out-of-place and one in-place backend; each operator is one line.
-#include "elementwise.h"
-
-#include "../autograd/families.h"
+// Binary elementwise operators: arithmetic and bitwise (comparisons and logical operators are in
+// compare.cpp). Each family is a dtype rule plugged into one out-of-place and one in-place
+// backend (binary.h); each operator is one entry (See Note [One entry per operator]).
+#include "binary.h"
 
 namespace kiln {
 namespace detail {
-namespace {
 
-using BinaryOp = Operator<Tensor(const Tensor&, const Tensor&)>;
 using AlphaOp = Operator<Tensor(const Tensor&, const Tensor&, const Scalar&)>;
-
-// A family's dtype rule: the dtype the inputs are converted to, given the promoted dtype; and
-// whether the output is bool (comparisons, logical) or that dtype.
-struct Rule {
-  ScalarType (*compute)(const char* op, ScalarType promoted);
-  bool bool_output;
-};
-
-ScalarType same_as_promoted(const char*, ScalarType t) { return t; }
-ScalarType no_bool(const char* op, ScalarType t) {
-  if (t == kBool) throw_dtype_unsupported(op, t);
-  return t;
-}
-ScalarType to_floating(const char*, ScalarType t) {
-  return is_floating_point(t) ? t : default_float_dtype();
-}
-ScalarType integral_only(const char* op, ScalarType t) {
-  KILN_CHECK_TYPE(is_integral(t, true), op, ": only integral and bool tensors are supported ",
-                  "(got ", dtype_name(t), ")");
-  return t;
-}
-
-constexpr Rule kArithmetic{same_as_promoted, false};
-constexpr Rule kArithmeticNoBool{no_bool, false};
-constexpr Rule kTrueDivide{to_floating, false};
-constexpr Rule kCompare{same_as_promoted, true};
-constexpr Rule kBitwise{integral_only, false};
-
-// Inputs converted and broadcast, and the output allocated, for one call. x and y point at the
-// caller's tensors when those need no conversion, else at x_slot and y_slot.
-struct Prepared {
-  const Tensor* x;
-  const Tensor* y;
-  Tensor out, x_slot, y_slot;
-  Prepared() = default;
-  Prepared(const Prepared&) = delete;  // x and y may point into the object
-  Prepared& operator=(const Prepared&) = delete;
-};
 
 void prepare(Prepared& p, const char* op, const Rule& rule, const Tensor& a, const Tensor& b) {
   const TensorImpl& ia = a.impl();
@@ -70,35 +29,7 @@ void prepare(Prepared& p, const char* op, const Rule& rule, const Tensor& a, con
   p.out = empty_tensor(sizes, rule.bool_output ? kBool : compute, device);
 }
 
-template <const Rule& R>
-Tensor binary_backend(const BinaryOp& op, const Tensor& a, const Tensor& b) {
-  Prepared p;
-  prepare(p, op.name(), R, a, b);
-  run_kernel(*op.functional(), {p.x, p.y}, {&p.out});
-  return std::move(p.out);
-}
-
-// Writes op(self, b) into self: directly when the dtypes agree, through a temporary otherwise.
-template <const Rule& R>
-Tensor binary_inplace_backend(const BinaryOp& op, const Tensor& self, const Tensor& b) {
-  ScalarType compute = R.compute(op.name(), result_type_of({&self, &b}));
-  ScalarType out_dtype = R.bool_output ? kBool : compute;
-  DimVector sizes = broadcast_dims(self.sizes(), b.sizes());
-  check_inplace(op.name(), self, out_dtype, sizes);
-  Device device = common_device(op.name(), {&self, &b});
-  if (out_dtype == self.dtype() && compute == self.dtype()) {
-    Tensor slot;
-    const Tensor& y = prepared_input(b, compute, device, sizes, slot);
-    run_kernel(*op.functional(), {&self, &y}, {&self});
-  } else {
-    Prepared p;
-    prepare(p, op.name(), R, self, b);
-    run_kernel(*op.functional(), {p.x, p.y}, {&p.out});
-    const_cast<Tensor&>(self).copy_(p.out);
-  }
-  bump_version(self);
-  return self;
-}
+namespace {
 
 void check_alpha(const char* op, ScalarType compute, const Scalar& alpha) {
   KILN_CHECK_TYPE(is_floating_point(compute) || !alpha.is_floating_point(), op,
@@ -141,43 +72,65 @@ Tensor alpha_inplace_backend(const AlphaOp& op, const Tensor& self, const Tensor
 
 }  // namespace
 
-#define KILN_BINARY_OPS(name, rule)                                                            \
-  BinaryOp name##_op(#name, #name "(Tensor self, Tensor other) -> Tensor",                     \
-                     binary_backend<rule>);                                                    \
-  BinaryOp name##__op(#name "_", #name "_(Tensor(a!) self, Tensor other) -> Tensor(a!)",       \
-                      binary_inplace_backend<rule>, true, &name##_op)
+namespace {
+// where a == b the gradient is shared half and half, as PyTorch
+Tensor larger_share(const Tensor& g, const Tensor& mine, const Tensor& other) {
+  return where(eq(mine, other), g / 2, where(gt(mine, other), g, zeros_like(g)));
+}
+}  // namespace
 
-AlphaOp add_op("add", "add(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",
-               alpha_backend<false>);
-AlphaOp add__op("add_", "add_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)",
-                alpha_inplace_backend<false>, true, &add_op);
-AlphaOp sub_op("sub", "sub(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",
-               alpha_backend<true>);
-AlphaOp sub__op("sub_", "sub_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)",
-                alpha_inplace_backend<true>, true, &sub_op);
-KILN_BINARY_OPS(mul, kArithmetic);
-KILN_BINARY_OPS(div, kTrueDivide);
-KILN_BINARY_OPS(floor_divide, kArithmeticNoBool);
-KILN_BINARY_OPS(remainder, kArithmeticNoBool);
-KILN_BINARY_OPS(fmod, kArithmeticNoBool);
-KILN_BINARY_OPS(pow, kArithmeticNoBool);
-KILN_BINARY_OPS(maximum, kArithmetic);
-KILN_BINARY_OPS(minimum, kArithmetic);
-KILN_BINARY_OPS(eq, kCompare);
-KILN_BINARY_OPS(ne, kCompare);
-KILN_BINARY_OPS(lt, kCompare);
-KILN_BINARY_OPS(le, kCompare);
-KILN_BINARY_OPS(gt, kCompare);
-KILN_BINARY_OPS(ge, kCompare);
-KILN_BINARY_OPS(logical_and, kCompare);
-KILN_BINARY_OPS(logical_or, kCompare);
-KILN_BINARY_OPS(logical_xor, kCompare);
-KILN_BINARY_OPS(bitwise_and, kBitwise);
-KILN_BINARY_OPS(bitwise_or, kBitwise);
-KILN_BINARY_OPS(bitwise_xor, kBitwise);
-#undef KILN_BINARY_OPS
+// The same for `self op alpha * other` (add, sub), whose d/dother the family kernel scales by
+// alpha.
+#define KILN_ALPHA(name, subtract, autocast, ...)                                               \
+  AlphaOp name##_op(#name, #name "(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",      \
+                    alpha_backend<subtract>);                                                  \
+  AlphaOp name##__op(#name "_",                                                                \
+                     #name "_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)",   \
+                     alpha_inplace_backend<subtract>, true, &name##_op);                       \
+  const OperatorEntry<Tensor(const Tensor&, const Tensor&, const Scalar&)> name##_entry(       \
+      name##_op, &name##__op, autocast, __VA_ARGS__)
 
-// `a op number`: the number becomes a 0-dim tensor of the promoted dtype on a's device.
+using T = const Tensor&;
+
+KILN_ALPHA(add, false, kNoCast,
+           {{"AddBackward0", false, false, false, [](T g, T, T, T) { return g; },
+             [](T g, T, T, T) { return g; }}});
+KILN_ALPHA(sub, true, kNoCast,
+           {{"SubBackward0", false, false, false, [](T g, T, T, T) { return g; },
+             [](T g, T, T, T) { return neg(g); }}});
+KILN_BINARY(mul, kArithmetic, kNoCast,
+            {"MulBackward0", true, true, false, [](T g, T, T b, T) { return g * b; },
+             [](T g, T a, T, T) { return g * a; }});
+KILN_BINARY(div, kTrueDivide, kNoCast,
+            {"DivBackward0", true, true, false, [](T g, T, T b, T) { return g / b; },
+             [](T g, T a, T b, T) { return -g * a / (b * b); }});
+KILN_BINARY(floor_divide, kArithmeticNoBool, kNoCast, no_backward);
+KILN_BINARY(remainder, kArithmeticNoBool, kNoCast,
+            {"RemainderBackward0", true, true, false, [](T g, T, T, T) { return g; },
+             [](T g, T a, T b, T) { return -g * floor_divide(a, b); }});
+KILN_BINARY(fmod, kArithmeticNoBool, kNoCast,
+            {"FmodBackward0", true, true, true, [](T g, T, T, T) { return g; },
+             [](T g, T a, T b, T result) { return -g * (a - result) / b; }});
+KILN_BINARY(pow, kArithmeticNoBool, kFp32OffCpu,
+            {"PowBackward1", true, true, true,
+             [](T g, T a, T b, T) { return where(eq(b, 0), zeros_like(g), g * b * pow(a, b - 1)); },
+             [](T g, T a, T b, T result) {
+               // 0^b has derivative 0 in b for b >= 0 (log(0) would give nan)
+               return where(logical_and(eq(a, 0), ge(b, 0)), zeros_like(g), g * result * log(a));
+             }});
+KILN_BINARY(maximum, kArithmetic, kNoCast,
+            {"MaximumBackward0", true, true, false,
+             [](T g, T a, T b, T) { return larger_share(g, a, b); },
+             [](T g, T a, T b, T) { return larger_share(g, b, a); }});
+KILN_BINARY(minimum, kArithmetic, kNoCast,
+            {"MinimumBackward0", true, true, false,
+             [](T g, T a, T b, T) { return larger_share(g, b, a); },
+             [](T g, T a, T b, T) { return larger_share(g, a, b); }});
+KILN_BINARY(bitwise_and, kBitwise, kNoCast, no_backward);
+KILN_BINARY(bitwise_or, kBitwise, kNoCast, no_backward);
+KILN_BINARY(bitwise_xor, kBitwise, kNoCast, no_backward);
+#undef KILN_ALPHA
+
 Tensor wrap_for(const Tensor& a, const Scalar& s) {
   return wrap_scalar(s, scalar_result_type(a, s), a.device());
 }
@@ -213,21 +166,6 @@ Tensor pow(const Tensor& a, const Scalar& b) { return detail::pow_op(a, wrap_for
 Tensor pow(const Scalar& a, const Tensor& b) { return detail::pow_op(wrap_for(b, a), b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return detail::maximum_op(a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return detail::minimum_op(a, b); }
-Tensor eq(const Tensor& a, const Tensor& b) { return detail::eq_op(a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return detail::ne_op(a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return detail::lt_op(a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return detail::le_op(a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return detail::gt_op(a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return detail::ge_op(a, b); }
-Tensor eq(const Tensor& a, const Scalar& b) { return detail::eq_op(a, wrap_for(a, b)); }
-Tensor ne(const Tensor& a, const Scalar& b) { return detail::ne_op(a, wrap_for(a, b)); }
-Tensor lt(const Tensor& a, const Scalar& b) { return detail::lt_op(a, wrap_for(a, b)); }
-Tensor le(const Tensor& a, const Scalar& b) { return detail::le_op(a, wrap_for(a, b)); }
-Tensor gt(const Tensor& a, const Scalar& b) { return detail::gt_op(a, wrap_for(a, b)); }
-Tensor ge(const Tensor& a, const Scalar& b) { return detail::ge_op(a, wrap_for(a, b)); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return detail::logical_and_op(a, b); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return detail::logical_or_op(a, b); }
-Tensor logical_xor(const Tensor& a, const Tensor& b) { return detail::logical_xor_op(a, b); }
 Tensor bitwise_and(const Tensor& a, const Tensor& b) { return detail::bitwise_and_op(a, b); }
 Tensor bitwise_or(const Tensor& a, const Tensor& b) { return detail::bitwise_or_op(a, b); }
 Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return detail::bitwise_xor_op(a, b); }
@@ -271,63 +209,3 @@ Tensor& Tensor::pow_(const Scalar& exponent) {
 }
 
 }  // namespace kiln
-
-// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
-namespace kiln::detail {
-namespace {
-
-using autograd::detail::BinaryBackward;
-using autograd::detail::register_backward;
-using T = const Tensor&;
-
-// where a == b the gradient is shared half and half, as PyTorch
-Tensor larger_share(T g, T mine, T other) {
-  return where(eq(mine, other), g / 2, where(gt(mine, other), g, zeros_like(g)));
-}
-
-const BinaryBackward add_backward{"AddBackward0", false, false, false,
-                                  [](T g, T, T, T) { return g; }, [](T g, T, T, T) { return g; }};
-const BinaryBackward sub_backward{"SubBackward0", false, false, false,
-                                  [](T g, T, T, T) { return g; },
-                                  [](T g, T, T, T) { return neg(g); }};
-const BinaryBackward mul_backward{"MulBackward0", true, true, false,
-                                  [](T g, T, T b, T) { return g * b; },
-                                  [](T g, T a, T, T) { return g * a; }};
-const BinaryBackward div_backward{"DivBackward0", true, true, false,
-                                  [](T g, T, T b, T) { return g / b; },
-                                  [](T g, T a, T b, T) { return -g * a / (b * b); }};
-const BinaryBackward pow_backward{
-    "PowBackward1", true, true, true,
-    [](T g, T a, T b, T) { return where(eq(b, 0), zeros_like(g), g * b * pow(a, b - 1)); },
-    [](T g, T a, T b, T result) {
-      // 0^b has derivative 0 in b for b >= 0 (log(0) would give nan)
-      return where(logical_and(eq(a, 0), ge(b, 0)), zeros_like(g), g * result * log(a));
-    }};
-const BinaryBackward maximum_backward{"MaximumBackward0", true, true, false,
-                                      [](T g, T a, T b, T) { return larger_share(g, a, b); },
-                                      [](T g, T a, T b, T) { return larger_share(g, b, a); }};
-const BinaryBackward minimum_backward{"MinimumBackward0", true, true, false,
-                                      [](T g, T a, T b, T) { return larger_share(g, b, a); },
-                                      [](T g, T a, T b, T) { return larger_share(g, a, b); }};
-const BinaryBackward remainder_backward{
-    "RemainderBackward0", true, true, false, [](T g, T, T, T) { return g; },
-    [](T g, T a, T b, T) { return -g * floor_divide(a, b); }};
-const BinaryBackward fmod_backward{"FmodBackward0", true, true, true,
-                                   [](T g, T, T, T) { return g; },
-                                   [](T g, T a, T b, T result) { return -g * (a - result) / b; }};
-
-const bool binary_backwards_registered = [] {
-  register_backward(add_op, add_backward, &add__op);
-  register_backward(sub_op, sub_backward, &sub__op);
-  register_backward(mul_op, mul_backward, &mul__op);
-  register_backward(div_op, div_backward, &div__op);
-  register_backward(pow_op, pow_backward, &pow__op);
-  register_backward(maximum_op, maximum_backward, &maximum__op);
-  register_backward(minimum_op, minimum_backward, &minimum__op);
-  register_backward(remainder_op, remainder_backward, &remainder__op);
-  register_backward(fmod_op, fmod_backward, &fmod__op);
-  return true;
-}();
-
-}  // namespace
-}  // namespace kiln::detail

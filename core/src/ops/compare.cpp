@@ -1,7 +1,37 @@
-// Whole-tensor comparisons: equal, allclose, isclose, isnan.
-#include "elementwise.h"
+// Comparisons and logical operators, one entry each (See Note [One entry per operator]), and
+// the whole-tensor comparisons built on them: equal, allclose, isclose, isnan.
+#include "binary.h"
 
 namespace kiln {
+namespace detail {
+
+KILN_BINARY(eq, kCompare, kNoCast, no_backward);
+KILN_BINARY(ne, kCompare, kNoCast, no_backward);
+KILN_BINARY(lt, kCompare, kNoCast, no_backward);
+KILN_BINARY(le, kCompare, kNoCast, no_backward);
+KILN_BINARY(gt, kCompare, kNoCast, no_backward);
+KILN_BINARY(ge, kCompare, kNoCast, no_backward);
+KILN_BINARY(logical_and, kCompare, kNoCast, no_backward);
+KILN_BINARY(logical_or, kCompare, kNoCast, no_backward);
+KILN_BINARY(logical_xor, kCompare, kNoCast, no_backward);
+
+}  // namespace detail
+
+Tensor eq(const Tensor& a, const Tensor& b) { return detail::eq_op(a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return detail::ne_op(a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return detail::lt_op(a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return detail::le_op(a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return detail::gt_op(a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return detail::ge_op(a, b); }
+Tensor eq(const Tensor& a, const Scalar& b) { return detail::eq_op(a, detail::wrap_for(a, b)); }
+Tensor ne(const Tensor& a, const Scalar& b) { return detail::ne_op(a, detail::wrap_for(a, b)); }
+Tensor lt(const Tensor& a, const Scalar& b) { return detail::lt_op(a, detail::wrap_for(a, b)); }
+Tensor le(const Tensor& a, const Scalar& b) { return detail::le_op(a, detail::wrap_for(a, b)); }
+Tensor gt(const Tensor& a, const Scalar& b) { return detail::gt_op(a, detail::wrap_for(a, b)); }
+Tensor ge(const Tensor& a, const Scalar& b) { return detail::ge_op(a, detail::wrap_for(a, b)); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return detail::logical_and_op(a, b); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return detail::logical_or_op(a, b); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return detail::logical_xor_op(a, b); }
 
 Tensor isnan(const Tensor& x) { return ne(x, x); }
 

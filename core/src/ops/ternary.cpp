@@ -1,15 +1,16 @@
 // where, clamp and masked_fill.
 #include "elementwise.h"
-
-#include "../autograd/families.h"
+#include "operator_entry.h"
 
 namespace kiln {
 namespace detail {
 namespace {
 
-using WhereOp = Operator<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
-using ClampOp = Operator<Tensor(const Tensor&, const std::optional<Scalar>&,
-                                const std::optional<Scalar>&)>;
+using WhereSignature = Tensor(const Tensor&, const Tensor&, const Tensor&);
+using ClampSignature = Tensor(const Tensor&, const std::optional<Scalar>&,
+                              const std::optional<Scalar>&);
+using WhereOp = Operator<WhereSignature>;
+using ClampOp = Operator<ClampSignature>;
 
 Tensor where_backend(const WhereOp& op, const Tensor& cond, const Tensor& a, const Tensor& b) {
   KILN_CHECK_TYPE(cond.dtype() == kBool, op.name(), ": expected condition to be a bool tensor, ",
@@ -72,8 +73,53 @@ Tensor clamp_inplace_backend(const ClampOp& op, const Tensor& self,
   return self;
 }
 
+// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
+using autograd::detail::FunctionNode;
+using autograd::detail::sum_to;
+
+Tensor where_autograd(const WhereOp& op, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Tensor out;
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    out = op(cond, a, b);
+  }
+  DimVector as(a.sizes()), bs(b.sizes());
+  auto node = autograd::detail::record(
+      "WhereBackward0", {&a, &b}, {&out},
+      [as, bs](FunctionNode& n, const std::vector<Tensor>& g) {
+        Tensor c = n.saved(0);
+        Tensor zero = zeros_like(g[0]);
+        std::vector<Tensor> grads(2);
+        if (n.needs_input_grad(0)) grads[0] = sum_to(where(c, g[0], zero), as);
+        if (n.needs_input_grad(1)) grads[1] = sum_to(where(c, zero, g[0]), bs);
+        return grads;
+      });
+  if (node) node->save(cond);
+  return out;
+}
+
+Tensor clamp_autograd(const ClampOp& op, const Tensor& x, const std::optional<Scalar>& min,
+                      const std::optional<Scalar>& max) {
+  Tensor out;
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    out = op(x, min, max);
+  }
+  auto node = autograd::detail::record(
+      "ClampBackward1", {&x}, {&out}, [min, max](FunctionNode& n, const std::vector<Tensor>& g) {
+        Tensor self = n.saved(0);
+        Tensor inside = ones_like(self, TensorOptions().dtype(kBool));
+        if (min) inside = logical_and(inside, ge(self, *min));
+        if (max) inside = logical_and(inside, le(self, *max));
+        return std::vector<Tensor>{g[0] * inside};
+      });
+  if (node) node->save(x);
+  return out;
+}
+
 }  // namespace
 
+// One entry per operator (See Note [One entry per operator]); their Autograd kernels are above.
 WhereOp where_op("where", "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
                  where_backend);
 ClampOp clamp_op("clamp", "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
@@ -81,6 +127,8 @@ ClampOp clamp_op("clamp", "clamp(Tensor self, Scalar? min=None, Scalar? max=None
 ClampOp clamp__op("clamp_",
                   "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
                   clamp_inplace_backend, true, &clamp_op);
+const OperatorEntry<WhereSignature> where_entry(where_op, nullptr, kNoCast, where_autograd);
+const OperatorEntry<ClampSignature> clamp_entry(clamp_op, &clamp__op, kNoCast, clamp_autograd);
 
 }  // namespace detail
 
@@ -126,63 +174,3 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
 }
 
 }  // namespace kiln
-
-// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
-namespace kiln::detail {
-namespace {
-
-using autograd::detail::FunctionNode;
-using autograd::detail::sum_to;
-
-Tensor where_autograd(const WhereOp& op, const Tensor& cond, const Tensor& a, const Tensor& b) {
-  Tensor out;
-  {
-    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
-    out = op(cond, a, b);
-  }
-  DimVector as(a.sizes()), bs(b.sizes());
-  auto node = autograd::detail::record(
-      "WhereBackward0", {&a, &b}, {&out},
-      [as, bs](FunctionNode& n, const std::vector<Tensor>& g) {
-        Tensor c = n.saved(0);
-        Tensor zero = zeros_like(g[0]);
-        std::vector<Tensor> grads(2);
-        if (n.needs_input_grad(0)) grads[0] = sum_to(where(c, g[0], zero), as);
-        if (n.needs_input_grad(1)) grads[1] = sum_to(where(c, zero, g[0]), bs);
-        return grads;
-      });
-  if (node) node->save(cond);
-  return out;
-}
-
-Tensor clamp_autograd(const ClampOp& op, const Tensor& x, const std::optional<Scalar>& min,
-                      const std::optional<Scalar>& max) {
-  Tensor out;
-  {
-    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
-    out = op(x, min, max);
-  }
-  auto node = autograd::detail::record(
-      "ClampBackward1", {&x}, {&out}, [min, max](FunctionNode& n, const std::vector<Tensor>& g) {
-        Tensor self = n.saved(0);
-        Tensor inside = ones_like(self, TensorOptions().dtype(kBool));
-        if (min) inside = logical_and(inside, ge(self, *min));
-        if (max) inside = logical_and(inside, le(self, *max));
-        return std::vector<Tensor>{g[0] * inside};
-      });
-  if (node) node->save(x);
-  return out;
-}
-
-const bool ternary_backwards_registered = [] {
-  where_op.set_kernel(DispatchKey::Autograd, where_autograd);
-  clamp_op.set_kernel(DispatchKey::Autograd, clamp_autograd);
-  clamp__op.set_kernel(
-      DispatchKey::Autograd,
-      autograd::detail::inplace_kernel<ClampOp, const std::optional<Scalar>&,
-                                       const std::optional<Scalar>&>);
-  return true;
-}();
-
-}  // namespace
-}  // namespace kiln::detail

@@ -1,7 +1,7 @@
-// Unary elementwise operators. As binary.cpp: a dtype rule per family, one line per operator.
+// Unary elementwise operators: a dtype rule per family, one entry per operator (See Note [One
+// entry per operator]).
 #include "elementwise.h"
-
-#include "../autograd/families.h"
+#include "operator_entry.h"
 
 namespace kiln {
 namespace detail {
@@ -65,28 +65,50 @@ Tensor unary_inplace_backend(const UnaryOp& op, const Tensor& self) {
 
 }  // namespace
 
-#define KILN_UNARY_OPS(name, rule)                                                              \
+// name_op, name__op (in-place) and their entry: `rule` a UnaryRule, `autocast` an AutocastPolicy,
+// then the BackwardFormula (name, saves self, saves result, formula) or no_backward.
+#define KILN_UNARY(name, rule, autocast, ...)                                                   \
   UnaryOp name##_op(#name, #name "(Tensor self) -> Tensor", unary_backend<rule>);              \
   UnaryOp name##__op(#name "_", #name "_(Tensor(a!) self) -> Tensor(a!)",                       \
-                     unary_inplace_backend<rule>, true, &name##_op)
+                     unary_inplace_backend<rule>, true, &name##_op);                           \
+  const OperatorEntry<Tensor(const Tensor&)> name##_entry(name##_op, &name##__op, autocast,    \
+                                                          __VA_ARGS__)
 
-KILN_UNARY_OPS(neg, kNegate);
-KILN_UNARY_OPS(abs, kKeepNoBool);
-KILN_UNARY_OPS(sign, kKeep);
-KILN_UNARY_OPS(exp, kFloating);
-KILN_UNARY_OPS(log, kFloating);
-KILN_UNARY_OPS(log1p, kFloating);
-KILN_UNARY_OPS(expm1, kFloating);
-KILN_UNARY_OPS(sqrt, kFloating);
-KILN_UNARY_OPS(rsqrt, kFloating);
-KILN_UNARY_OPS(sin, kFloating);
-KILN_UNARY_OPS(cos, kFloating);
-KILN_UNARY_OPS(tanh, kFloating);
-KILN_UNARY_OPS(sigmoid, kFloating);
-KILN_UNARY_OPS(relu, kKeepNoBool);
-KILN_UNARY_OPS(bitwise_not, kIntegral);
-KILN_UNARY_OPS(logical_not, kToBool);
-#undef KILN_UNARY_OPS
+using T = const Tensor&;
+
+KILN_UNARY(neg, kNegate, kNoCast, {"NegBackward0", false, false, [](T g, T, T) { return neg(g); }});
+KILN_UNARY(abs, kKeepNoBool, kNoCast,
+           {"AbsBackward0", true, false, [](T g, T self, T) { return g * sign(self); }});
+KILN_UNARY(sign, kKeep, kNoCast,
+           {"SignBackward0", false, false, [](T g, T, T) { return zeros_like(g); }});
+KILN_UNARY(exp, kFloating, kFp32OffCpu,
+           {"ExpBackward0", false, true, [](T g, T, T result) { return g * result; }});
+KILN_UNARY(log, kFloating, kFp32OffCpu,
+           {"LogBackward0", true, false, [](T g, T self, T) { return g / self; }});
+KILN_UNARY(log1p, kFloating, kFp32OffCpu,
+           {"Log1PBackward0", true, false, [](T g, T self, T) { return g / (self + 1); }});
+KILN_UNARY(expm1, kFloating, kFp32OffCpu,
+           {"Expm1Backward0", false, true, [](T g, T, T result) { return g * (result + 1); }});
+KILN_UNARY(sqrt, kFloating, kNoCast,
+           {"SqrtBackward0", false, true, [](T g, T, T result) { return g / (result * 2); }});
+KILN_UNARY(rsqrt, kFloating, kFp32OffCpu,
+           {"RsqrtBackward0", false, true,
+            [](T g, T, T result) { return g * pow(result, 3) * -0.5; }});
+KILN_UNARY(sin, kFloating, kNoCast,
+           {"SinBackward0", true, false, [](T g, T self, T) { return g * cos(self); }});
+KILN_UNARY(cos, kFloating, kNoCast,
+           {"CosBackward0", true, false, [](T g, T self, T) { return -g * sin(self); }});
+KILN_UNARY(tanh, kFloating, kNoCast,
+           {"TanhBackward0", false, true,
+            [](T g, T, T result) { return g * (1 - result * result); }});
+KILN_UNARY(sigmoid, kFloating, kNoCast,
+           {"SigmoidBackward0", false, true,
+            [](T g, T, T result) { return g * result * (1 - result); }});
+KILN_UNARY(relu, kKeepNoBool, kNoCast,
+           {"ReluBackward0", false, true, [](T g, T, T result) { return g * gt(result, 0); }});
+KILN_UNARY(bitwise_not, kIntegral, kNoCast, no_backward);
+KILN_UNARY(logical_not, kToBool, kNoCast, no_backward);
+#undef KILN_UNARY
 
 }  // namespace detail
 
@@ -142,64 +164,3 @@ Tensor& Tensor::tanh_() {
 }
 
 }  // namespace kiln
-
-// --- gradients (Note [Gradients next to operators]) ----------------------------------------------
-namespace kiln::detail {
-namespace {
-
-using autograd::detail::register_backward;
-using autograd::detail::UnaryBackward;
-using T = const Tensor&;
-
-const UnaryBackward neg_backward{"NegBackward0", false, false,
-                                 [](T g, T, T) { return neg(g); }};
-const UnaryBackward abs_backward{"AbsBackward0", true, false,
-                                 [](T g, T self, T) { return g * sign(self); }};
-const UnaryBackward sign_backward{"SignBackward0", false, false,
-                                  [](T g, T, T) { return zeros_like(g); }};
-const UnaryBackward exp_backward{"ExpBackward0", false, true,
-                                 [](T g, T, T result) { return g * result; }};
-const UnaryBackward log_backward{"LogBackward0", true, false,
-                                 [](T g, T self, T) { return g / self; }};
-const UnaryBackward log1p_backward{"Log1PBackward0", true, false,
-                                   [](T g, T self, T) { return g / (self + 1); }};
-const UnaryBackward expm1_backward{"Expm1Backward0", false, true,
-                                   [](T g, T, T result) { return g * (result + 1); }};
-const UnaryBackward sqrt_backward{"SqrtBackward0", false, true,
-                                  [](T g, T, T result) { return g / (result * 2); }};
-const UnaryBackward rsqrt_backward{"RsqrtBackward0", false, true, [](T g, T, T result) {
-                                     return g * pow(result, 3) * -0.5;
-                                   }};
-const UnaryBackward sin_backward{"SinBackward0", true, false,
-                                 [](T g, T self, T) { return g * cos(self); }};
-const UnaryBackward cos_backward{"CosBackward0", true, false,
-                                 [](T g, T self, T) { return -g * sin(self); }};
-const UnaryBackward tanh_backward{"TanhBackward0", false, true, [](T g, T, T result) {
-                                    return g * (1 - result * result);
-                                  }};
-const UnaryBackward sigmoid_backward{"SigmoidBackward0", false, true, [](T g, T, T result) {
-                                       return g * result * (1 - result);
-                                     }};
-const UnaryBackward relu_backward{"ReluBackward0", false, true,
-                                  [](T g, T, T result) { return g * gt(result, 0); }};
-
-const bool unary_backwards_registered = [] {
-  register_backward(neg_op, neg_backward, &neg__op);
-  register_backward(abs_op, abs_backward, &abs__op);
-  register_backward(sign_op, sign_backward, &sign__op);
-  register_backward(exp_op, exp_backward, &exp__op);
-  register_backward(log_op, log_backward, &log__op);
-  register_backward(log1p_op, log1p_backward, &log1p__op);
-  register_backward(expm1_op, expm1_backward, &expm1__op);
-  register_backward(sqrt_op, sqrt_backward, &sqrt__op);
-  register_backward(rsqrt_op, rsqrt_backward, &rsqrt__op);
-  register_backward(sin_op, sin_backward, &sin__op);
-  register_backward(cos_op, cos_backward, &cos__op);
-  register_backward(tanh_op, tanh_backward, &tanh__op);
-  register_backward(sigmoid_op, sigmoid_backward, &sigmoid__op);
-  register_backward(relu_op, relu_backward, &relu__op);
-  return true;
-}();
-
-}  // namespace
-}  // namespace kiln::detail

@@ -46,6 +46,7 @@ Args clamp_inputs(ScalarType d, bool with_min, bool with_max) {
 void register_ternary_cases() {
   add_case({.name = "where",
             .op = "where",
+            .gradient = true,
             .dtypes = kAll,
             .inputs =
                 [](ScalarType d) {
@@ -56,6 +57,7 @@ void register_ternary_cases() {
             .reference = ref_ternary([](double c, double x, double y) { return c != 0 ? x : y; })});
   add_case({.name = "where_method_scalar",
             .op = "where",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs =
                 [](ScalarType d) {
@@ -79,24 +81,28 @@ void register_ternary_cases() {
 
   add_case({.name = "clamp",
             .op = "clamp",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs = [](ScalarType d) { return clamp_inputs(d, true, true); },
             .run = [](const Args& a) { return Outputs{clamp(a.t(0), a.opt(0), a.opt(1))}; },
             .reference = clamp_reference});
   add_case({.name = "clamp_min",
             .op = "clamp",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs = [](ScalarType d) { return clamp_inputs(d, true, false); },
             .run = [](const Args& a) { return Outputs{a.t(0).clamp_min(a.s(0))}; },
             .reference = clamp_reference});
   add_case({.name = "clamp_max",
             .op = "clamp",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs = [](ScalarType d) { return clamp_inputs(d, false, true); },
             .run = [](const Args& a) { return Outputs{clamp_max(a.t(0), *a.opt(1))}; },
             .reference = clamp_reference});
   add_case({.name = "clamp_nan",
             .op = "clamp",
+            .gradient = true,
             .dtypes = kFloating,
             .inputs =
                 [](ScalarType d) {
@@ -110,6 +116,7 @@ void register_ternary_cases() {
 
   add_case({.name = "masked_fill",
             .op = "masked_fill",
+            .gradient = true,
             .dtypes = kAll,
             .inputs =
                 [](ScalarType d) {

@@ -16,6 +16,7 @@
 //
 //   add_case({.name = "exp",
 //             .op = "exp",
+//             .gradient = true,
 //             .dtypes = kAll,
 //             .inputs = [](ScalarType d) { return Args{sample({3, 5}, d, -3, 3, /*seed=*/1)}; },
 //             .run = [](const Args& a) { return Outputs{kiln::exp(a.t(0))}; },
@@ -24,8 +25,9 @@
 //   add_golden("floor_divide", "floor_divide",
 //              [](const Args& a) { return Outputs{floor_divide(a.t(0), a.t(1))}; });
 //
-// and, for a golden case, its records in make_conformance_golden.py. The coverage suite fails
-// when a primitive with a CPU kernel has no case.
+// and, for a golden case, its records in make_conformance_golden.py. The coverage suite
+// (tests/conformance/runner.cpp) fails when an operator of the registry has no case, or has a
+// backward and no case with `gradient`.
 #pragma once
 
 #include <kiln/kiln.h>
@@ -70,6 +72,10 @@ using OutDtypeFn = std::function<ScalarType(ScalarType dtype, size_t index)>;
 struct Case {
   std::string name{};  // unique; a Boost.Test case of that name
   std::string op{};    // the operator it exercises, for the coverage check
+  // Whether the operator has a gradient: its gradients (float32 or float64) are compared on every
+  // device with the CPU's, and the coverage check wants such a case for every operator with a
+  // backward.
+  bool gradient = false;
   std::vector<ScalarType> dtypes{};
   InputsFn inputs{};
   RunFn run{};
@@ -108,6 +114,10 @@ void register_norm_cases();
 void register_shape_cases();
 void register_copy_cases();
 void register_random_cases();
+
+// The `gradient` argument of the family helpers (cases_*.cpp), at their call sites.
+constexpr bool kGradient = true;
+constexpr bool kNoGradient = false;
 
 // --- dtype lists --------------------------------------------------------------------------------
 extern const std::vector<ScalarType> kAll;         // every dtype

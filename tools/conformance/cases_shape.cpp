@@ -26,6 +26,7 @@ void register_shape_cases() {
     std::string name = "cat_dim" + std::string(dim < 0 ? "m1" : std::to_string(dim));
     add_case({.name = name,
               .op = "cat",
+              .gradient = true,
               .dtypes = kAll,
               .inputs =
                   [dim](ScalarType d) {
@@ -65,6 +66,7 @@ void register_shape_cases() {
     std::string name = "stack_dim" + std::string(dim < 0 ? "m1" : std::to_string(dim));
     add_case({.name = name,
               .op = "stack",
+              .gradient = true,
               .dtypes = kAll,
               .inputs =
                   [](ScalarType d) {
@@ -95,6 +97,7 @@ void register_shape_cases() {
   }
   add_case({.name = "repeat",
             .op = "repeat",
+            .gradient = true,
             .dtypes = kAll,
             .inputs = [](ScalarType d) { return Args{sample({2, 3}, d, -5, 5, 6)}; },
             .run =
@@ -121,6 +124,7 @@ void register_shape_cases() {
                 }});
   add_case({.name = "gather",
             .op = "gather",
+            .gradient = true,
             .dtypes = kAll,
             .inputs =
                 [](ScalarType d) {
@@ -151,6 +155,7 @@ void register_shape_cases() {
                 }});
   add_case({.name = "index_select",
             .op = "index_select",
+            .gradient = true,
             .dtypes = kAll,
             .inputs =
                 [](ScalarType d) {
@@ -177,6 +182,7 @@ void register_shape_cases() {
   // accumulating writes: repeated indices add up
   add_case({.name = "index_add",
             .op = "index_add",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs =
                 [](ScalarType d) {
@@ -211,6 +217,7 @@ void register_shape_cases() {
             .tolerance_scale = 8});
   add_case({.name = "scatter_add",
             .op = "scatter_add",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs =
                 [](ScalarType d) {

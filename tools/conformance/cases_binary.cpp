@@ -22,6 +22,7 @@ struct Range {
 struct Spec {
   std::string name;
   std::string op;
+  bool gradient;
   std::vector<ScalarType> dtypes;
   BinaryFn fn;
   RefFn ref;
@@ -65,6 +66,7 @@ void register_spec(const Spec& s) {
     Spec spec = s;
     add_case({.name = s.name + sh.suffix,
               .op = s.op,
+              .gradient = s.gradient,
               .dtypes = s.dtypes,
               .inputs =
                   [spec, sh, seed](ScalarType d) {
@@ -80,6 +82,7 @@ void register_spec(const Spec& s) {
   Spec spec = s;
   add_case({.name = s.name + "_scalar",
             .op = s.op,
+            .gradient = s.gradient,
             .dtypes = s.dtypes,
             .inputs =
                 [spec](ScalarType d) {
@@ -108,34 +111,37 @@ void register_spec(const Spec& s) {
 void register_binary_cases() {
   // clang-format off
   const Spec specs[] = {
-      {"add", "add", kAll, [](const Tensor& a, const Tensor& b) { return a + b; },
+      {"add", "add", kGradient, kAll, [](const Tensor& a, const Tensor& b) { return a + b; },
        [](double a, double b) { return a + b; }, {-5, 5}, {-5, 5}, false, same_dtype,
        [](const Tensor& a, const Scalar& b) { return a + b; }, 3, 2.5},
-      {"sub", "sub", kNumeric, [](const Tensor& a, const Tensor& b) { return a - b; },
+      {"sub", "sub", kGradient, kNumeric, [](const Tensor& a, const Tensor& b) { return a - b; },
        [](double a, double b) { return a - b; }, {5, 10}, {0, 5}, false, same_dtype,
        [](const Tensor& a, const Scalar& b) { return a - b; }, 2, 1.5},
-      {"mul", "mul", kAll, [](const Tensor& a, const Tensor& b) { return a * b; },
+      {"mul", "mul", kGradient, kAll, [](const Tensor& a, const Tensor& b) { return a * b; },
        [](double a, double b) { return a * b; }, {-5, 5}, {-5, 5}, false, same_dtype,
        [](const Tensor& a, const Scalar& b) { return a * b; }, 3, -1.5},
-      {"div", "div", kAll, [](const Tensor& a, const Tensor& b) { return a / b; },
+      {"div", "div", kGradient, kAll, [](const Tensor& a, const Tensor& b) { return a / b; },
        [](double a, double b) { return a / b; }, {-5, 5}, {-5, 5}, true, float_dtype,
        [](const Tensor& a, const Scalar& b) { return a / b; }, 2, -0.5},
-      {"floor_divide", "floor_divide", kNumeric, kiln::floor_divide, floor_div_ref, {-9, 9},
-       {-4, 4}, true,
-       same_dtype, kiln::floor_divide, 2, 0.75},
-      {"remainder", "remainder", kNumeric, [](const Tensor& a, const Tensor& b) { return a % b; },
-       remainder_ref, {-9, 9}, {-4, 4}, true, same_dtype,
+      {"floor_divide", "floor_divide", kNoGradient, kNumeric, kiln::floor_divide, floor_div_ref,
+       {-9, 9}, {-4, 4}, true, same_dtype, kiln::floor_divide, 2, 0.75},
+      {"remainder", "remainder", kGradient, kNumeric,
+       [](const Tensor& a, const Tensor& b) { return a % b; }, remainder_ref, {-9, 9}, {-4, 4},
+       true, same_dtype,
        [](const Tensor& a, const Scalar& b) { return a % b; }, 3, -0.75},
-      {"fmod", "fmod", kNumeric, kiln::fmod, [](double a, double b) { return std::fmod(a, b); },
+      {"fmod", "fmod", kGradient, kNumeric, kiln::fmod,
+       [](double a, double b) { return std::fmod(a, b); },
        {-9, 9}, {-4, 4}, true, same_dtype, kiln::fmod, 3, 0.75},
-      {"pow", "pow", kIntegral, kiln::pow, [](double a, double b) { return std::pow(a, b); },
+      {"pow", "pow", kNoGradient, kIntegral, kiln::pow,
+       [](double a, double b) { return std::pow(a, b); },
        {-3, 3}, {0, 3}, false, same_dtype, kiln::pow, 2, 0},
-      {"pow_float", "pow", kFloating, kiln::pow, [](double a, double b) { return std::pow(a, b); },
+      {"pow_float", "pow", kGradient, kFloating, kiln::pow,
+       [](double a, double b) { return std::pow(a, b); },
        {0.5, 3}, {-2, 2}, false, same_dtype, kiln::pow, 0, 0.5},
-      {"maximum", "maximum", kAll, kiln::maximum, max_ref, {-5, 5}, {-5, 5}, false, same_dtype,
-       nullptr, 0, 0},
-      {"minimum", "minimum", kAll, kiln::minimum, min_ref, {-5, 5}, {-5, 5}, false, same_dtype,
-       nullptr, 0, 0},
+      {"maximum", "maximum", kGradient, kAll, kiln::maximum, max_ref, {-5, 5}, {-5, 5}, false,
+       same_dtype, nullptr, 0, 0},
+      {"minimum", "minimum", kGradient, kAll, kiln::minimum, min_ref, {-5, 5}, {-5, 5}, false,
+       same_dtype, nullptr, 0, 0},
   };
   // clang-format on
   for (const Spec& s : specs) register_spec(s);

@@ -23,11 +23,13 @@ Tensor operand(const std::vector<int64_t>& sizes, ScalarType d, uint64_t seed) {
   return sample(sizes, d, -2, 2, seed);
 }
 
-void product(const std::string& name, const std::string& op, std::vector<int64_t> sa,
-             std::vector<int64_t> sb, Tensor (*fn)(const Tensor&, const Tensor&),
+void product(const std::string& name, const std::string& op, bool gradient,
+             std::vector<int64_t> sa, std::vector<int64_t> sb,
+             Tensor (*fn)(const Tensor&, const Tensor&),
              std::vector<ScalarType> dtypes = kNumeric) {
   add_case({.name = name,
             .op = op,
+            .gradient = gradient,
             .dtypes = std::move(dtypes),
             .inputs =
                 [sa, sb](ScalarType d) {
@@ -43,29 +45,30 @@ void product(const std::string& name, const std::string& op, std::vector<int64_t
 }  // namespace
 
 void register_linalg_cases() {
-  product("matmul_vec_vec", "matmul", {5}, {5}, kiln::matmul);
-  product("matmul_mat_vec", "matmul", {3, 5}, {5}, kiln::matmul);
-  product("matmul_vec_mat", "matmul", {5}, {5, 2}, kiln::matmul);
-  product("matmul_mat_mat", "matmul", {3, 5}, {5, 4}, kiln::matmul);
-  product("matmul_batched", "matmul", {2, 3, 5}, {2, 5, 4}, kiln::matmul);
-  product("matmul_broadcast", "matmul", {2, 1, 3, 4}, {3, 4, 2}, kiln::matmul);
-  product("matmul_3d_2d", "matmul", {2, 3, 4}, {4, 5}, kiln::matmul);
-  product("matmul_3d_1d", "matmul", {2, 3, 4}, {4}, kiln::matmul);
-  product("matmul_1d_3d", "matmul", {4}, {2, 4, 3}, kiln::matmul);
-  product("matmul_method", "matmul", {4, 6}, {6, 3},
+  product("matmul_vec_vec", "matmul", kGradient, {5}, {5}, kiln::matmul);
+  product("matmul_mat_vec", "matmul", kGradient, {3, 5}, {5}, kiln::matmul);
+  product("matmul_vec_mat", "matmul", kGradient, {5}, {5, 2}, kiln::matmul);
+  product("matmul_mat_mat", "matmul", kGradient, {3, 5}, {5, 4}, kiln::matmul);
+  product("matmul_batched", "matmul", kGradient, {2, 3, 5}, {2, 5, 4}, kiln::matmul);
+  product("matmul_broadcast", "matmul", kGradient, {2, 1, 3, 4}, {3, 4, 2}, kiln::matmul);
+  product("matmul_3d_2d", "matmul", kGradient, {2, 3, 4}, {4, 5}, kiln::matmul);
+  product("matmul_3d_1d", "matmul", kGradient, {2, 3, 4}, {4}, kiln::matmul);
+  product("matmul_1d_3d", "matmul", kGradient, {4}, {2, 4, 3}, kiln::matmul);
+  product("matmul_method", "matmul", kGradient, {4, 6}, {6, 3},
           [](const Tensor& a, const Tensor& b) { return a.matmul(b); });
-  product("mm", "mm", {4, 3}, {3, 5}, kiln::mm);
+  product("mm", "mm", kGradient, {4, 3}, {3, 5}, kiln::mm);
   // sums of 45 products overflow int8
-  product("mm_large", "mm", {67, 45}, {45, 71}, kiln::mm,
+  product("mm_large", "mm", kNoGradient, {67, 45}, {45, 71}, kiln::mm,
           {kByte, kShort, kInt, kLong, kHalf, kBFloat16, kFloat, kDouble});
-  product("bmm", "bmm", {3, 4, 2}, {3, 2, 5}, kiln::bmm);
+  product("bmm", "bmm", kGradient, {3, 4, 2}, {3, 2, 5}, kiln::bmm);
   // large enough for oneDNN (and for the float32 widening of 16-bit operands)
-  product("bmm_large", "bmm", {4, 33, 40}, {4, 40, 37}, kiln::bmm,
+  product("bmm_large", "bmm", kNoGradient, {4, 33, 40}, {4, 40, 37}, kiln::bmm,
           {kHalf, kBFloat16, kFloat, kDouble});
-  product("mm_empty_inner", "mm", {3, 0}, {0, 2}, kiln::mm);
-  product("matmul_empty_batch", "matmul", {0, 3, 4}, {4, 2}, kiln::matmul);
+  product("mm_empty_inner", "mm", kNoGradient, {3, 0}, {0, 2}, kiln::mm);
+  product("matmul_empty_batch", "matmul", kNoGradient, {0, 3, 4}, {4, 2}, kiln::matmul);
   add_case({.name = "mm_transposed_views",
             .op = "mm",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs =
                 [](ScalarType d) {
@@ -78,6 +81,7 @@ void register_linalg_cases() {
                 }});
   add_case({.name = "mm_expanded",
             .op = "mm",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs =
                 [](ScalarType d) {
@@ -101,6 +105,7 @@ void register_linalg_cases() {
                 }});
   add_case({.name = "addmm",
             .op = "addmm",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs =
                 [](ScalarType d) {

@@ -84,12 +84,14 @@ const DimSpec kDimSpecs[] = {
 using ReduceCall = std::function<Tensor(const Tensor&, const std::vector<int64_t>&, bool)>;
 
 // One case per dim list.
-void reduction(const std::string& name, const std::string& op, std::vector<ScalarType> dtypes,
-               double lo, double hi, ReduceCall call, std::function<double(const Group&)> f,
-               OutDtypeFn out = same_dtype, double tolerance_scale = 1) {
+void reduction(const std::string& name, const std::string& op, bool gradient,
+               std::vector<ScalarType> dtypes, double lo, double hi, ReduceCall call,
+               std::function<double(const Group&)> f, OutDtypeFn out = same_dtype,
+               double tolerance_scale = 1) {
   for (const DimSpec& s : kDimSpecs) {
     add_case({.name = name + s.suffix,
               .op = op,
+              .gradient = gradient,
               .dtypes = dtypes,
               .inputs = [lo, hi](ScalarType d) { return Args{sample({2, 3, 4}, d, lo, hi, 41)}; },
               .run =
@@ -109,6 +111,7 @@ void arg_reduction(const std::string& name, bool largest) {
                          (keepdim ? "_keepdim" : "");
     add_case({.name = name + suffix,
               .op = name,
+              .gradient = true,
               .dtypes = kAll,
               .inputs = [](ScalarType d) { return Args{sample_grid({3, 4, 5}, d, -2, 2, 1, 42)}; },
               .run =
@@ -130,19 +133,19 @@ void arg_reduction(const std::string& name, bool largest) {
 }  // namespace
 
 void register_reduce_cases() {
-  reduction("sum", "sum", kAll, -5, 5,
+  reduction("sum", "sum", kGradient, kAll, -5, 5,
             [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return sum(x, d, k); },
             g_sum, sum_dtype);
-  reduction("mean", "mean", kFloating, -5, 5,
+  reduction("mean", "mean", kGradient, kFloating, -5, 5,
             [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return x.mean(d, k); },
             g_mean, same_dtype, 2);
-  reduction("amax", "amax", kAll, -5, 5,
+  reduction("amax", "amax", kGradient, kAll, -5, 5,
             [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return amax(x, d, k); },
             g_max);
-  reduction("amin", "amin", kAll, -5, 5,
+  reduction("amin", "amin", kGradient, kAll, -5, 5,
             [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return x.amin(d, k); },
             g_min);
-  reduction("logsumexp", "logsumexp", kFloating, -5, 5,
+  reduction("logsumexp", "logsumexp", kGradient, kFloating, -5, 5,
             [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
               std::vector<int64_t> dims = d;
               if (dims.empty()) dims = {0, 1, 2};
@@ -151,14 +154,14 @@ void register_reduce_cases() {
             g_logsumexp, same_dtype, 4);
   // stable where exp overflows: 1000 for float32 and float64, 20 for the 16-bit floats (whose
   // precision at 1000 would hide the result's fractional part)
-  reduction("logsumexp_large", "logsumexp", {kFloat, kDouble}, 1000, 1010,
+  reduction("logsumexp_large", "logsumexp", kNoGradient, {kFloat, kDouble}, 1000, 1010,
             [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
               std::vector<int64_t> dims = d;
               if (dims.empty()) dims = {0, 1, 2};
               return x.logsumexp(dims, k) - 1000;
             },
             [](const Group& g) { return g_logsumexp(g) - 1000; }, same_dtype, 4);
-  reduction("logsumexp_large16", "logsumexp", {kHalf, kBFloat16}, 20, 30,
+  reduction("logsumexp_large16", "logsumexp", kNoGradient, {kHalf, kBFloat16}, 20, 30,
             [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
               std::vector<int64_t> dims = d;
               if (dims.empty()) dims = {0, 1, 2};
@@ -167,12 +170,12 @@ void register_reduce_cases() {
             g_logsumexp, same_dtype, 4);
   for (int64_t correction : {1, 0}) {
     std::string c = correction == 1 ? "" : "_correction0";
-    reduction("var" + c, "var", kFloating, -5, 5,
+    reduction("var" + c, "var", kGradient, kFloating, -5, 5,
               [correction](const Tensor& x, const std::vector<int64_t>& d, bool k) {
                 return var(x, d, correction, k);
               },
               [correction](const Group& g) { return g_var(g, correction); }, same_dtype, 4);
-    reduction("std" + c, "std", kFloating, -5, 5,
+    reduction("std" + c, "std", kGradient, kFloating, -5, 5,
               [correction](const Tensor& x, const std::vector<int64_t>& d, bool k) {
                 return x.std(d, correction, k);
               },
@@ -181,7 +184,8 @@ void register_reduce_cases() {
   }
   for (double p : {2.0, 1.0, kInf, -kInf, 0.0, 3.0}) {
     std::string label = std::isinf(p) ? (p > 0 ? "inf" : "minf") : std::to_string(int(p));
-    reduction("norm_p" + label, "norm", kFloating, -3, 3,
+    // the 0-"norm" counts nonzeros: no gradient
+    reduction("norm_p" + label, "norm", p != 0 ? kGradient : kNoGradient, kFloating, -3, 3,
               [p](const Tensor& x, const std::vector<int64_t>& d, bool k) {
                 return norm(x, p, d, k);
               },
@@ -208,6 +212,7 @@ void register_reduce_cases() {
     bool k0 = keepdim;
     add_case({.name = std::string("prod") + suffix,
               .op = "prod",
+              .gradient = true,
               .dtypes = kAll,
               .inputs = [](ScalarType d) { return Args{sample({2, 3, 4}, d, -3, 3, 44)}; },
               .run = [d0, k0](const Args& a) { return Outputs{prod(a.t(0), d0, k0)}; },
@@ -216,6 +221,7 @@ void register_reduce_cases() {
   }
   add_case({.name = "prod",
             .op = "prod",
+            .gradient = true,
             .dtypes = kAll,
             .inputs = [](ScalarType d) { return Args{sample({2, 5}, d, 0.5, 2, 45)}; },
             .run = [](const Args& a) { return Outputs{a.t(0).prod()}; },
@@ -223,6 +229,7 @@ void register_reduce_cases() {
             .out_dtype = sum_dtype});
   add_case({.name = "sum_whole_and_dtype",
             .op = "sum",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs = [](ScalarType d) { return Args{sample({6, 7}, d, 0, 5, 46)}; },
             .run =
@@ -240,6 +247,7 @@ void register_reduce_cases() {
                 [](ScalarType d, size_t i) { return i == 0 ? sum_dtype(d, 0) : kDouble; }});
   add_case({.name = "sum_large",
             .op = "sum",
+            .gradient = true,
             .dtypes = {kFloat, kDouble, kLong, kHalf},
             .inputs = [](ScalarType d) { return Args{sample({311, 263}, d, 0, 1, 47)}; },
             .run = [](const Args& a) { return Outputs{sum(a.t(0), {0}), sum(a.t(0), {1}, true)}; },
@@ -253,6 +261,7 @@ void register_reduce_cases() {
 
   add_case({.name = "reduce_expanded",
             .op = "sum",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs = [](ScalarType d) { return Args{sample({3, 1, 4}, d, -5, 5, 51)}; },
             .run =
@@ -271,6 +280,7 @@ void register_reduce_cases() {
 
   add_case({.name = "max_dim_large",
             .op = "max_dim",
+            .gradient = true,
             .dtypes = {kFloat, kDouble, kHalf, kInt, kByte},
             .inputs = [](ScalarType d) { return Args{sample_grid({263, 301}, d, 0, 50, 1, 52)}; },
             .run =
@@ -292,6 +302,7 @@ void register_reduce_cases() {
   // empty tensors: sums are 0, products 1, any false, all true
   add_case({.name = "reduce_empty",
             .op = "sum",
+            .gradient = true,
             .dtypes = kNumeric,
             .inputs = [](ScalarType d) { return Args{zeros({3, 0}, TensorOptions().dtype(d))}; },
             .run =
@@ -335,6 +346,7 @@ void register_reduce_cases() {
   }
   add_case({.name = "max_min_whole",
             .op = "amax",
+            .gradient = true,
             .dtypes = kAll,
             .inputs = [](ScalarType d) { return Args{sample({4, 5}, d, -9, 9, 49)}; },
             .run = [](const Args& a) { return Outputs{a.t(0).max(), min(a.t(0))}; },
@@ -345,6 +357,7 @@ void register_reduce_cases() {
                 }});
   add_case({.name = "extremes_nan",
             .op = "max_dim",
+            .gradient = true,
             .dtypes = kFloating,
             .inputs =
                 [](ScalarType d) {

@@ -85,6 +85,7 @@ std::vector<int64_t> pair(const int64_t* v) { return {v[0], v[1]}; }
 void register_geometry(const Geometry& g) {
   add_case({.name = std::string("conv2d") + g.suffix,
             .op = "conv2d",
+            .gradient = true,
             .dtypes = kFloating,
             .inputs =
                 [g](ScalarType d) {
@@ -121,6 +122,7 @@ void register_geometry(const Geometry& g) {
             .tolerance_scale = 4});
   add_case({.name = std::string("conv2d_backward_input") + g.suffix,
             .op = "conv2d_backward_input",
+            .gradient = true,
             .dtypes = kFloating,
             .inputs =
                 [g](ScalarType d) {
@@ -148,6 +150,7 @@ void register_geometry(const Geometry& g) {
             .tolerance_scale = 4});
   add_case({.name = std::string("conv2d_backward_weight") + g.suffix,
             .op = "conv2d_backward_weight",
+            .gradient = true,
             .dtypes = kFloating,
             .inputs =
                 [g](ScalarType d) {

@@ -19,12 +19,13 @@ uint64_t seed_of(const std::string& name) {
 }
 
 // A case of `op` on one [3, 5] input with values in [lo, hi].
-void unary(const std::string& name, const std::string& op, std::vector<ScalarType> dtypes,
-           double lo, double hi, Tensor (*fn)(const Tensor&), double (*f)(double),
-           OutDtypeFn out = same_dtype) {
+void unary(const std::string& name, const std::string& op, bool gradient,
+           std::vector<ScalarType> dtypes, double lo, double hi, Tensor (*fn)(const Tensor&),
+           double (*f)(double), OutDtypeFn out = same_dtype) {
   uint64_t seed = seed_of(name);
   add_case({.name = name,
             .op = op,
+            .gradient = gradient,
             .dtypes = std::move(dtypes),
             .inputs = [=](ScalarType d) { return Args{sample({3, 5}, d, lo, hi, seed)}; },
             .run = [fn](const Args& a) { return Outputs{fn(a.t(0))}; },
@@ -39,32 +40,41 @@ double sign_ref(double x) { return static_cast<double>((x > 0) - (x < 0)); }
 }  // namespace
 
 void register_unary_cases() {
-  unary("neg", "neg", kSigned, -5, 5, kiln::neg, [](double x) { return -x; });
-  unary("abs", "abs", kNumeric, -5, 5, kiln::abs, [](double x) { return std::abs(x); });
-  unary("sign", "sign", kAll, -5, 5, kiln::sign, sign_ref);
-  unary("exp", "exp", kAll, -3, 3, kiln::exp, [](double x) { return std::exp(x); }, float_dtype);
-  unary("log", "log", kAll, 0.1, 5, kiln::log, [](double x) { return std::log(x); }, float_dtype);
-  unary("log1p", "log1p", kAll, 0, 5, kiln::log1p, [](double x) { return std::log1p(x); },
+  unary("neg", "neg", kGradient, kSigned, -5, 5, kiln::neg, [](double x) { return -x; });
+  unary("abs", "abs", kGradient, kNumeric, -5, 5, kiln::abs, [](double x) { return std::abs(x); });
+  unary("sign", "sign", kGradient, kAll, -5, 5, kiln::sign, sign_ref);
+  unary("exp", "exp", kGradient, kAll, -3, 3, kiln::exp, [](double x) { return std::exp(x); },
         float_dtype);
-  unary("expm1", "expm1", kAll, -3, 3, kiln::expm1, [](double x) { return std::expm1(x); },
+  unary("log", "log", kGradient, kAll, 0.1, 5, kiln::log, [](double x) { return std::log(x); },
         float_dtype);
-  unary("sqrt", "sqrt", kAll, 0, 9, kiln::sqrt, [](double x) { return std::sqrt(x); },
+  unary("log1p", "log1p", kGradient, kAll, 0, 5, kiln::log1p,
+        [](double x) { return std::log1p(x); },
         float_dtype);
-  unary("rsqrt", "rsqrt", kAll, 0.1, 9, kiln::rsqrt, [](double x) { return 1 / std::sqrt(x); },
+  unary("expm1", "expm1", kGradient, kAll, -3, 3, kiln::expm1,
+        [](double x) { return std::expm1(x); },
         float_dtype);
-  unary("sin", "sin", kAll, -4, 4, kiln::sin, [](double x) { return std::sin(x); }, float_dtype);
-  unary("cos", "cos", kAll, -4, 4, kiln::cos, [](double x) { return std::cos(x); }, float_dtype);
-  unary("tanh", "tanh", kAll, -3, 3, kiln::tanh, [](double x) { return std::tanh(x); },
+  unary("sqrt", "sqrt", kGradient, kAll, 0, 9, kiln::sqrt, [](double x) { return std::sqrt(x); },
         float_dtype);
-  unary("sigmoid", "sigmoid", kAll, -6, 6, kiln::sigmoid, sigmoid_ref, float_dtype);
-  unary("relu", "relu", kNumeric, -5, 5, kiln::relu, relu_ref);
-  unary("square", "mul", kNumeric, -5, 5, kiln::square, [](double x) { return x * x; });
+  unary("rsqrt", "rsqrt", kGradient, kAll, 0.1, 9, kiln::rsqrt,
+        [](double x) { return 1 / std::sqrt(x); },
+        float_dtype);
+  unary("sin", "sin", kGradient, kAll, -4, 4, kiln::sin, [](double x) { return std::sin(x); },
+        float_dtype);
+  unary("cos", "cos", kGradient, kAll, -4, 4, kiln::cos, [](double x) { return std::cos(x); },
+        float_dtype);
+  unary("tanh", "tanh", kGradient, kAll, -3, 3, kiln::tanh, [](double x) { return std::tanh(x); },
+        float_dtype);
+  unary("sigmoid", "sigmoid", kGradient, kAll, -6, 6, kiln::sigmoid, sigmoid_ref, float_dtype);
+  unary("relu", "relu", kGradient, kNumeric, -5, 5, kiln::relu, relu_ref);
+  unary("square", "mul", kGradient, kNumeric, -5, 5, kiln::square, [](double x) { return x * x; });
   // out of the domain: NaN, and infinities at the poles
-  unary("log_domain", "log", kFloating, -3, 3, kiln::log, [](double x) { return std::log(x); });
-  unary("sqrt_domain", "sqrt", kFloating, -3, 3, kiln::sqrt, [](double x) { return std::sqrt(x); });
-  unary("rsqrt_domain", "rsqrt", kFloating, -3, 3, kiln::rsqrt,
+  unary("log_domain", "log", kNoGradient, kFloating, -3, 3, kiln::log,
+        [](double x) { return std::log(x); });
+  unary("sqrt_domain", "sqrt", kNoGradient, kFloating, -3, 3, kiln::sqrt,
+        [](double x) { return std::sqrt(x); });
+  unary("rsqrt_domain", "rsqrt", kNoGradient, kFloating, -3, 3, kiln::rsqrt,
         [](double x) { return 1 / std::sqrt(x); });
-  unary("log1p_domain", "log1p", kFloating, -3, 1, kiln::log1p,
+  unary("log1p_domain", "log1p", kNoGradient, kFloating, -3, 1, kiln::log1p,
         [](double x) { return std::log1p(x); });
   // enough elements for the kernels' vectorized and parallel paths
   add_case({.name = "exp_large",
@@ -117,11 +127,12 @@ void register_unary_cases() {
                                  ref_unary([](double x) { return x; })(empty, d)[0]};
                 }});
   // ~x: two's complement for integers, logical not for bool
-  unary("bitwise_not", "bitwise_not", {kChar, kShort, kInt, kLong}, -100, 100, kiln::bitwise_not,
+  unary("bitwise_not", "bitwise_not", kNoGradient, {kChar, kShort, kInt, kLong}, -100, 100,
+        kiln::bitwise_not,
         [](double x) { return -x - 1; });
-  unary("bitwise_not_uint8", "bitwise_not", {kByte}, 0, 255, kiln::bitwise_not,
+  unary("bitwise_not_uint8", "bitwise_not", kNoGradient, {kByte}, 0, 255, kiln::bitwise_not,
         [](double x) { return 255 - x; });
-  unary("bitwise_not_bool", "bitwise_not", {kBool}, 0, 1, kiln::bitwise_not,
+  unary("bitwise_not_bool", "bitwise_not", kNoGradient, {kBool}, 0, 1, kiln::bitwise_not,
         [](double x) { return x == 0 ? 1.0 : 0.0; });
   add_case({.name = "operator_tilde",
             .op = "bitwise_not",
@@ -139,7 +150,7 @@ void register_unary_cases() {
             .inputs = [](ScalarType d) { return Args{sample({4, 3}, d, -9, 9, 9)}; },
             .run = [](const Args& a) { return Outputs{-a.t(0)}; },
             .reference = ref_unary([](double x) { return -x; })});
-  unary("logical_not", "logical_not", kAll, -2, 2, kiln::logical_not,
+  unary("logical_not", "logical_not", kNoGradient, kAll, -2, 2, kiln::logical_not,
         [](double x) { return x == 0 ? 1.0 : 0.0; }, bool_dtype);
 
   // PyTorch's outputs: special values (-0.0, inf, nan), uint8 wrap-around, int -> float32

@@ -150,6 +150,7 @@ void register_norm_cases() {
       std::vector<int64_t> sizes = s.sizes;
       add_case({.name = name + "_train",
                 .op = "batch_norm_train",
+                .gradient = true,
                 .dtypes = kFloating,
                 .inputs = [sizes](ScalarType d) { return norm_inputs(sizes, d, 91); },
                 .run = [relu](const Args& a) { return forward(a, relu); },

@@ -1,0 +1,61 @@
+// Note [One entry per operator]: an elementwise operator is declared once, by one entry in the
+// file of its family (KILN_UNARY in unary.cpp, KILN_BINARY and KILN_ALPHA in binary.cpp,
+// KILN_BINARY in compare.cpp, the entries of ternary.cpp): its name, which names the operator objects `name_op` and `name__op`
+// (its in-place variant) and their schemas; its dtype rule; its autocast policy on the CPU and
+// on every other device type; and its backward formula (or no_backward). The entry's
+// OperatorEntry installs the formula with its family's Autograd kernel (the in-place variant
+// gets the in-place kernel, See Note [Gradients next to operators]) and the policy with the
+// Autocast kernel (See Note [Autocast policies]). The public function (kiln::exp) and the Tensor
+// method (Tensor::exp_) stay one line each in the same file.
+//
+// A new unary operator with a gradient, in core and its tests (the plugins' side is a functor in
+// sdk/include/kiln/sdk/pointwise.hpp and a registration line per plugin):
+//   core/include/kiln/ops.h               its declaration
+//   core/src/ops/unary.cpp                KILN_UNARY(name, ...) and its public function
+//   tools/conformance/cases_unary.cpp     its case, marked kGradient
+//   tests/autograd/test_gradcheck.cpp     its gradcheck case
+//   docs/primitives.md                    its name in the table
+// The coverage tests (tests/conformance/runner.cpp, test_gradcheck) fail until each is there.
+#pragma once
+
+#include "../amp/policy.h"
+#include "../autograd/families.h"
+
+namespace kiln::detail {
+
+using amp::detail::AutocastPolicy;
+using amp::detail::kFp32OffCpu;
+using amp::detail::kNoCast;
+
+// The backward of an operator that has no gradient (comparisons, bitwise, floor_divide, ...).
+struct NoBackward {};
+inline constexpr NoBackward no_backward{};
+
+template <class Signature>
+class OperatorEntry {
+ public:
+  using Op = Operator<Signature>;
+
+  // `inplace`: the in-place variant, or null when the operator has none.
+  OperatorEntry(Op& op, Op* inplace, AutocastPolicy autocast, BackwardFormula<Signature> backward)
+      : backward_(backward) {
+    autograd::detail::register_backward(op, backward_, inplace);
+    amp::detail::declare_policy(op, autocast);
+  }
+  OperatorEntry(Op& op, Op*, AutocastPolicy autocast, NoBackward) {
+    amp::detail::declare_policy(op, autocast);
+  }
+  // An operator whose Autograd kernel records its own node (where, clamp).
+  OperatorEntry(Op& op, Op* inplace, AutocastPolicy autocast, typename Op::Kernel autograd_kernel) {
+    autograd::detail::register_autograd(op, autograd_kernel, inplace);
+    amp::detail::declare_policy(op, autocast);
+  }
+  OperatorEntry(const OperatorEntry&) = delete;
+  OperatorEntry& operator=(const OperatorEntry&) = delete;
+
+ private:
+  // installed on the operator, which keeps a pointer to it: never moves
+  const BackwardFormula<Signature> backward_{};
+};
+
+}  // namespace kiln::detail
