@@ -12,7 +12,9 @@
 //   host->register_kernel("add", my_type, kiln::sdk::kernel<add_kernel>, nullptr);
 //
 // A C++ exception thrown by a kernel wrapped with kiln::sdk::kernel<> never crosses the
-// boundary: it becomes host->set_error(what()) and a non-zero status.
+// boundary: it becomes host->set_error_kind(kind, what()) and a non-zero status, the kind chosen
+// by the exception's type (kiln/sdk/host.hpp): throw std::out_of_range for an IndexError,
+// kiln::sdk::type_error for a TypeError, kiln::sdk::not_implemented for a case the kernel lacks.
 #pragma once
 
 #include <kiln/sdk/half.hpp>
@@ -159,17 +161,14 @@ class Call {
   const kiln_call* call_;
 };
 
-// Adapts `void F(const Call&)` to a kiln_kernel_fn; exceptions become errors.
+// Adapts `void F(const Call&)` to a kiln_kernel_fn; exceptions become errors of their kind.
 template <void (*F)(const Call&)>
 kiln_status kernel(const kiln_call* call, void* /*user*/) noexcept {
   try {
     F(Call(call));
     return 0;
-  } catch (const std::exception& e) {
-    if (host() != nullptr) host()->set_error(e.what());
-    return 1;
   } catch (...) {
-    if (host() != nullptr) host()->set_error("unknown C++ exception in kernel");
+    report_exception();
     return 1;
   }
 }
