@@ -465,6 +465,9 @@ BOOST_AUTO_TEST_CASE(a_failing_kernel_raises_the_error_of_its_kind_with_operator
              {"kernel_error: 12 GiB asked, 1 GiB free"}},
             {"rsqrt", [&] { kiln::rsqrt(x); }, E(typeid(kiln::Error)),
              {"kernel_error: a kind from the future", "error kind 99"}},
+            // the SDK's accessors check the attribute's kind: an integral alpha is int64
+            {"add", [&] { kiln::add(x, x, 2); }, E(typeid(kiln::Error)),
+             {"add: attribute 0 ('alpha') is int64, read as float64"}},
         });
     // the failed calls' outputs were freed: x is the one storage left
     BOOST_CHECK_THROW(kiln::unload_plugin(info.path), kiln::Error);

@@ -2,7 +2,7 @@
 // error the C way (host->set_error and a non-zero status); the kernels wrapped with
 // kiln::sdk::kernel<> throw, and the SDK reports the kind of the exception's type (see
 // kiln/sdk/host.hpp); sigmoid and rsqrt call host->set_error_kind themselves, rsqrt with a kind
-// this kiln does not know. The caller must get the
+// this kiln does not know; add reads its alpha with the wrong accessor. The caller must get the
 // kiln::Error subclass of each kind with the plugin's message, the operator and the device, and no
 // storage may leak.
 #include "host_device.hpp"
@@ -58,6 +58,9 @@ kiln_status rsqrt_unknown_kind(const kiln_call* /*call*/, void* /*user*/) {
   return 1;
 }
 
+// Reads "alpha" as float64, whatever kind the core passed (int64 for an integral alpha).
+void add_reads_alpha_as_f64(const Call& call) { (void)call.attr_f64(0); }
+
 }  // namespace
 
 extern "C" {
@@ -87,6 +90,7 @@ kiln_status kiln_plugin_init(const kiln_host* host) {
   table.add("tanh", kernel<tanh_bad_alloc>);
   table.add("sigmoid", sigmoid_out_of_memory);
   table.add("rsqrt", rsqrt_unknown_kind);
+  table.add("add", kernel<add_reads_alpha_as_f64>);
   return table.status();
 }
 
