@@ -495,7 +495,8 @@ BOOST_AUTO_TEST_CASE(a_plugin_of_abi_1_1_picks_the_error_type_by_message_prefix)
            {": legacy: exp does not take float32"}},
           {"log", [&] { kiln::log(x); }, E(typeid(kiln::NotImplementedError)),
            {": legacy: log on strided memory"}},
-          {"sin", [&] { kiln::sin(x); }, E(typeid(kiln::Error)), {": legacy: the device fell over"}},
+          {"sin", [&] { kiln::sin(x); }, E(typeid(kiln::Error)),
+           {": legacy: the device fell over"}},
       });
 }
 
