@@ -314,7 +314,7 @@ int check(const Options& opt) {
             << "  - a gradient failure with passing forward checks is a kernel the backward pass\n"
             << "    uses (kiln-plugin-check --filter OPERATOR narrows the run);\n"
             << "  - a kernel that cannot handle a case may report an error\n"
-            << "    (\"NotImplementedError: ...\") or leave the operator to CPU fallback.\n"
+            << "    (throw kiln::sdk::not_implemented) or leave the operator to CPU fallback.\n"
             << "first failures:\n";
   for (const std::string& f : report.failures) std::cout << "  " << f << "\n";
   return 1;

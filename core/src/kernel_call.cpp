@@ -6,7 +6,6 @@
 #include <kiln/ops.h>
 #include <kiln/plugin.h>
 
-#include <cstring>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -37,23 +36,6 @@ std::string describe_operands(std::initializer_list<const Tensor*> inputs) {
   return out;
 }
 
-// A kernel error message may start with "IndexError: " etc. to choose the exception type.
-[[noreturn]] void throw_kernel_error(const OperatorBase& op, Device device, std::string message) {
-  std::string where = str(op.name(), " on ", device.str(), ": ");
-  auto strip = [&](const char* prefix) {
-    size_t n = std::strlen(prefix);
-    if (message.compare(0, n, prefix) != 0) return false;
-    message.erase(0, n);
-    return true;
-  };
-  if (message.empty()) message = "the kernel failed without a message";
-  if (strip("IndexError: ")) throw IndexError(where + message);
-  if (strip("ValueError: ")) throw ValueError(where + message);
-  if (strip("TypeError: ")) throw TypeError(where + message);
-  if (strip("NotImplementedError: ")) throw NotImplementedError(where + message);
-  throw Error(where + message);
-}
-
 void call_plugin(const OperatorBase& op, Device device, const OperatorBase::PluginKernel& k,
                  std::initializer_list<const Tensor*> inputs,
                  std::initializer_list<const Tensor*> outputs, const Attrs& attrs) {
@@ -66,7 +48,9 @@ void call_plugin(const OperatorBase& op, Device device, const OperatorBase::Plug
   kiln_call call{sizeof(kiln_call), op.name(), in, n_in, out, n_out, attrs.data(), attrs.size(),
                  nullptr};
   auto fn = reinterpret_cast<kiln_kernel_fn>(k.fn);
-  if (fn(&call, k.user) != 0) throw_kernel_error(op, device, take_plugin_error());
+  if (fn(&call, k.user) != 0) {
+    throw_plugin_error(str(op.name(), " on ", device.str(), ": "), take_plugin_failure());
+  }
 }
 
 // The operators that ran on the CPU for want of a kernel, and whether to warn about them: see

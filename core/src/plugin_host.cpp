@@ -13,8 +13,10 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <utility>
 
 namespace kiln::detail {
 namespace {
@@ -53,7 +55,7 @@ std::array<DeviceTypeRecord, kMaxDeviceTypes>& records() {
   return *r;
 }
 
-thread_local std::string t_plugin_error;
+thread_local PluginError t_plugin_error;
 
 const StagedDevice* staged_device(DeviceType type) {
   for (const StagedDevice& d : host().devices) {
@@ -67,15 +69,23 @@ void fail(const char* what) {
   try {
     throw;
   } catch (const std::exception& e) {
-    t_plugin_error = e.what();
+    t_plugin_error = {KILN_ERROR_OTHER, e.what()};
   } catch (...) {
-    t_plugin_error = str(what, ": ", describe_current_exception());
+    t_plugin_error = {KILN_ERROR_OTHER, str(what, ": ", describe_current_exception())};
   }
 }
 
 // --- the host table ---------------------------------------------------------------------------
 
-void host_set_error(const char* message) { t_plugin_error = message ? message : "(null)"; }
+void host_set_error_kind(int32_t kind, const char* message) {
+  try {
+    t_plugin_error = {kind, message ? message : "(null)"};
+  } catch (...) {  // no memory for the message: the kind still reaches the caller
+    t_plugin_error.kind = kind;
+  }
+}
+
+void host_set_error(const char* message) { host_set_error_kind(KILN_ERROR_OTHER, message); }
 
 void host_log(int32_t level, const char* message) {
   try {
@@ -186,7 +196,7 @@ const kiln_host& host_table() {
   static const kiln_host table = {
       sizeof(kiln_host), KILN_ABI_MAJOR,       KILN_ABI_MINOR, host_register_device,
       host_register_kernel, host_set_error, host_log, host_register_source,
-      host_register_decoder,
+      host_register_decoder, host_set_error_kind,
   };
   return table;
 }
@@ -209,10 +219,43 @@ std::string describe_current_exception() {
   }
 }
 
-std::string take_plugin_error() {
-  std::string message = std::move(t_plugin_error);
-  t_plugin_error.clear();
-  return message;
+std::string take_plugin_error() { return take_plugin_failure().message; }
+
+PluginError take_plugin_failure() {
+  PluginError error = std::move(t_plugin_error);
+  t_plugin_error = PluginError();
+  return error;
+}
+
+void throw_plugin_error(const std::string& where, PluginError error) {
+  std::string& message = error.message;
+  // the convention of ABI 1.0 and 1.1, kept for the plugins built then: Note [Error kinds]
+  const std::pair<const char*, int32_t> prefixes[] = {
+      {"IndexError: ", KILN_ERROR_INDEX},
+      {"ValueError: ", KILN_ERROR_VALUE},
+      {"TypeError: ", KILN_ERROR_TYPE},
+      {"NotImplementedError: ", KILN_ERROR_NOT_IMPLEMENTED},
+  };
+  for (const auto& [prefix, kind] : prefixes) {
+    if (message.rfind(prefix, 0) == 0) {
+      message.erase(0, std::strlen(prefix));
+      error.kind = kind;
+      break;
+    }
+  }
+  if (message.empty()) message = "the plugin reported a failure without a message";
+  std::string text = where + message;
+  switch (error.kind) {
+    case KILN_ERROR_OTHER: throw Error(text);
+    case KILN_ERROR_VALUE: throw ValueError(text);
+    case KILN_ERROR_INDEX: throw IndexError(text);
+    case KILN_ERROR_TYPE: throw TypeError(text);
+    case KILN_ERROR_NOT_IMPLEMENTED: throw NotImplementedError(text);
+    case KILN_ERROR_OUT_OF_MEMORY: throw OutOfMemoryError(text);
+    default:
+      throw Error(str(text, " (the plugin reported error kind ", error.kind, ", which this kiln ",
+                      "does not know: kiln_error_kind in kiln/sdk/plugin.h lists the kinds)"));
+  }
 }
 
 DeviceTypeRecord& device_record(DeviceType type) { return records()[type]; }

@@ -42,8 +42,19 @@ std::string plugin_path(int plugin);
 // "cpu, cuda": the device types that have a plugin, for messages.
 std::string registered_device_types();
 
-// The message a plugin set on this thread with host->set_error; clears it.
+// The message a plugin set on this thread with host->set_error or set_error_kind; clears it.
 std::string take_plugin_error();
+
+// What a plugin set on this thread: the message and its kiln_error_kind.
+struct PluginError {
+  int32_t kind = KILN_ERROR_OTHER;
+  std::string message;
+};
+// The error a plugin set on this thread, with its kind; clears it.
+PluginError take_plugin_failure();
+// Throws the kiln::Error subclass of the error's kind with `where` + its message (see Note [Error
+// kinds] in kiln/sdk/plugin.h: a message with an ABI 1.0 prefix keeps that prefix's subclass).
+[[noreturn]] void throw_plugin_error(const std::string& where, PluginError error);
 
 // Prints a warning to stderr with the "kiln: warning:" prefix.
 void warn(const std::string& message);

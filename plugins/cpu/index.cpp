@@ -13,14 +13,14 @@ namespace {
 using sdk::kernel;
 
 [[noreturn]] void throw_out_of_bounds(int64_t index, int64_t dim, int64_t size) {
-  throw std::out_of_range("IndexError: index " + std::to_string(index) + " is out of bounds for dimension " +
+  throw std::out_of_range("index " + std::to_string(index) + " is out of bounds for dimension " +
                           std::to_string(dim) + " with size " + std::to_string(size));
 }
 
 int64_t checked_dim(int64_t dim, const kiln_tensor& x) {
   int64_t rank = x.ndim == 0 ? 1 : x.ndim;
   if (dim < 0 || dim >= rank) {
-    throw std::out_of_range("IndexError: dim " + std::to_string(dim) + " is out of range for a tensor of " +
+    throw std::out_of_range("dim " + std::to_string(dim) + " is out of range for a tensor of " +
                             std::to_string(x.ndim) + " dimensions");
   }
   return dim;
@@ -70,8 +70,8 @@ void take_along(const kiln_tensor& out, const kiln_tensor& x, const kiln_tensor&
 void take_along_any(const kiln_tensor& out, const kiln_tensor& x, const kiln_tensor& index,
                     int64_t dim) {
   if (index.dtype != KILN_I64) {
-    throw std::invalid_argument(std::string("index must be int64, not ") +
-                                sdk::dtype_name(index.dtype));
+    throw sdk::type_error(std::string("index must be int64, not ") +
+                          sdk::dtype_name(index.dtype));
   }
   switch (sdk::dtype_size(x.dtype)) {
     case 1: take_along<uint8_t>(out, x, index, dim); break;
@@ -113,7 +113,8 @@ void index_select_kernel(const Call& call) {
                                 std::to_string(index.ndim) + "-D");
   }
   if (out.ndim > sdk::StridedLoop<3>::kMaxDims) {
-    throw std::invalid_argument("index_select: too many dimensions");
+    throw sdk::not_implemented("index_select: more than " +
+                               std::to_string(sdk::StridedLoop<3>::kMaxDims) + " dimensions");
   }
   // the 1-D index as a view with out's sizes that moves only along dim
   int64_t strides[sdk::StridedLoop<3>::kMaxDims] = {};

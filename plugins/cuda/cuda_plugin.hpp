@@ -2,6 +2,7 @@
 // caching allocator (allocator.cpp) and the kernel families' register functions.
 #pragma once
 
+#include <kiln/sdk/host.hpp>
 #include <kiln/sdk/kernel_table.hpp>
 #include <kiln/sdk/plugin.h>
 
@@ -13,14 +14,17 @@
 
 namespace kiln::cuda {
 
-// Throws std::runtime_error naming the call and the runtime's message; kernel entry points turn
-// it into host->set_error (kiln::sdk::kernel).
+// Throws std::runtime_error (sdk::out_of_memory for cudaErrorMemoryAllocation) naming the call
+// and the runtime's message; kernel entry points turn it into host->set_error_kind
+// (kiln::sdk::kernel).
 #define KILN_CUDA_CHECK(expr) ::kiln::cuda::check_cuda((expr), #expr, __FILE__, __LINE__)
 inline void check_cuda(cudaError_t status, const char* what, const char* file, int line) {
   if (status == cudaSuccess) return;
-  throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorName(status) + " (" +
-                           cudaGetErrorString(status) + ") in " + what + " at " + file + ":" +
-                           std::to_string(line));
+  std::string message = std::string("CUDA error ") + cudaGetErrorName(status) + " (" +
+                        cudaGetErrorString(status) + ") in " + what + " at " + file + ":" +
+                        std::to_string(line);
+  if (status == cudaErrorMemoryAllocation) throw sdk::out_of_memory(message);
+  throw std::runtime_error(message);
 }
 
 // The stream kernels of this thread run on for device `index`. Each thread has its own slot per
@@ -44,7 +48,7 @@ void empty_cache(int32_t device);  // gives every cached block of the device bac
 class DeviceBuffer {
  public:
   DeviceBuffer(int32_t device, size_t bytes) : device_(device), ptr_(allocate(device, bytes)) {
-    if (ptr_ == nullptr) throw std::runtime_error("out of memory for a temporary buffer");
+    if (ptr_ == nullptr) throw sdk::out_of_memory("out of memory for a temporary buffer");
   }
   ~DeviceBuffer() { deallocate(device_, ptr_); }
   DeviceBuffer(const DeviceBuffer&) = delete;

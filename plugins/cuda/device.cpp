@@ -69,7 +69,7 @@ kiln_status copy(void*, const kiln_tensor* dst, const kiln_tensor* src) {
     bool same = dst->dtype == src->dtype && dst->ndim == src->ndim;
     for (int32_t d = 0; same && d < dst->ndim; ++d) same = dst->sizes[d] == src->sizes[d];
     if (!same) throw std::invalid_argument("cuda copy: dtypes and sizes of both sides must match");
-    if (dst->ndim > 16) throw std::invalid_argument("cuda copy: too many dimensions");
+    if (dst->ndim > 16) throw sdk::not_implemented("cuda copy: more than 16 dimensions");
     const size_t bytes = nbytes(*dst);
     if (bytes == 0) return 0;
     const bool to_host = dst->device.type == KILN_DEVICE_HOST;
@@ -116,8 +116,8 @@ kiln_status copy(void*, const kiln_tensor* dst, const kiln_tensor* src) {
     }
     KILN_CUDA_CHECK(cudaStreamSynchronize(stream));
     return 0;
-  } catch (const std::exception& e) {
-    sdk::set_error(e.what());
+  } catch (...) {
+    sdk::report_exception();
     return 1;
   }
 }
@@ -127,8 +127,8 @@ kiln_status synchronize(void*, int32_t index) {
     set_device(index);
     KILN_CUDA_CHECK(cudaDeviceSynchronize());
     return 0;
-  } catch (const std::exception& e) {
-    sdk::set_error(e.what());
+  } catch (...) {
+    sdk::report_exception();
     return 1;
   }
 }

@@ -35,7 +35,9 @@ void take(const Call& call, const kiln_tensor& x, const kiln_tensor& index_view,
   const kiln_tensor& out = call.output(0);
   const int64_t n = sdk::numel(out);
   if (n == 0) return;
-  if (x.ndim > kMaxDims) throw std::invalid_argument("cuda: too many dimensions");
+  if (x.ndim > kMaxDims) {
+    throw sdk::not_implemented("cuda: more than " + std::to_string(kMaxDims) + " dimensions");
+  }
   int64_t x_strides[kMaxDims];
   for (int32_t d = 0; d < x.ndim; ++d) x_strides[d] = d == dim ? 0 : x.strides[d];
   kiln_tensor x_view = x;  // x at the output's sizes, constant along dim
@@ -69,7 +71,7 @@ void take(const Call& call, const kiln_tensor& x, const kiln_tensor& index_view,
   const int zero = 0;
   KILN_CUDA_CHECK(cudaMemcpyToSymbolAsync(g_index_error, &zero, sizeof zero, 0,
                                           cudaMemcpyHostToDevice, stream));
-  throw std::out_of_range("IndexError: index " + std::to_string(bad) +
+  throw std::out_of_range("index " + std::to_string(bad) +
                           " is out of bounds for dimension " + std::to_string(dim) +
                           " with size " + std::to_string(x.sizes[dim]));
 }
@@ -83,7 +85,9 @@ void index_select_kernel(const Call& call) {
   const kiln_tensor& index = call.input(1);
   const int64_t dim = call.attr_i64(0);
   int64_t strides[kMaxDims];
-  if (out.ndim > kMaxDims) throw std::invalid_argument("cuda: too many dimensions");
+  if (out.ndim > kMaxDims) {
+    throw sdk::not_implemented("cuda: more than " + std::to_string(kMaxDims) + " dimensions");
+  }
   for (int32_t d = 0; d < out.ndim; ++d) {
     strides[d] = d == dim && index.ndim > 0 ? index.strides[0] : 0;
   }

@@ -19,8 +19,10 @@ using sdk::kernel;
 #define KILN_CUBLAS_CHECK(expr) check_cublas((expr), #expr)
 void check_cublas(cublasStatus_t status, const char* what) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw std::runtime_error(std::string("cuBLAS error ") + cublasGetStatusName(status) + " (" +
-                           cublasGetStatusString(status) + ") in " + what);
+  std::string message = std::string("cuBLAS error ") + cublasGetStatusName(status) + " (" +
+                        cublasGetStatusString(status) + ") in " + what;
+  if (status == CUBLAS_STATUS_ALLOC_FAILED) throw sdk::out_of_memory(message);
+  throw std::runtime_error(message);
 }
 
 bool allow_tf32() {
@@ -201,7 +203,7 @@ void mm_kernel(const Call& call) {
       }
       gemm_cublas<T>(call, g);
     } else if constexpr (std::is_same_v<T, bool>) {
-      throw std::invalid_argument(std::string(call.op()) + " on cuda does not take bool");
+      throw sdk::type_error(std::string(call.op()) + " on cuda does not take bool");
     } else {
       const int64_t total = g.batch * g.m * g.n;
       mm_plain_kernel<T><<<blocks_for(total, 1), kThreads, 0, stream_of(call)>>>(

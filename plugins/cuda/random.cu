@@ -75,7 +75,7 @@ void uniform_kernel(const Call& call) {
   const double from = call.attr_scalar<double>(2), to = call.attr_scalar<double>(3);
   visit_dtype(call.output(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!is_float_v<T>) throw std::invalid_argument("uniform_ needs a floating dtype");
+    if constexpr (!is_float_v<T>) throw sdk::type_error("uniform_ needs a floating dtype");
     else generate<T>(call, Uniform<T>{from, to});
   });
 }
@@ -84,7 +84,7 @@ void normal_kernel(const Call& call) {
   const double mean = call.attr_scalar<double>(2), stddev = call.attr_scalar<double>(3);
   visit_dtype(call.output(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!is_float_v<T>) throw std::invalid_argument("normal_ needs a floating dtype");
+    if constexpr (!is_float_v<T>) throw sdk::type_error("normal_ needs a floating dtype");
     else generate<T>(call, Normal<T>{mean, stddev});
   });
 }
@@ -99,7 +99,7 @@ void random_kernel(const Call& call) {
   visit_dtype(call.output(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
-      throw std::invalid_argument("random_ does not take bool");
+      throw sdk::type_error("random_ does not take bool");
     } else {
       generate<T>(call, RandomInt<T>{low, range});
     }

@@ -21,7 +21,9 @@ struct ReducePlan {
   int64_t n_out = 1, n_red = 1;
 
   ReducePlan(const kiln_tensor& in, const kiln_tensor& out, const int64_t* dims, int32_t n_dims) {
-    if (in.ndim > kMaxDims) throw std::invalid_argument("cuda: too many dimensions");
+    if (in.ndim > kMaxDims) {
+      throw sdk::not_implemented("cuda: more than " + std::to_string(kMaxDims) + " dimensions");
+    }
     for (int32_t d = in.ndim - 1; d >= 0; --d) {
       bool reduced = false;
       for (int32_t j = 0; j < n_dims; ++j) reduced = reduced || dims[j] == d;
@@ -226,7 +228,7 @@ void sum_kernel(const Call& call) {
   visit_dtype(call.output(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, bool>) {
-      throw std::invalid_argument(std::string(call.op()) + " on cuda does not take bool");
+      throw sdk::type_error(std::string(call.op()) + " on cuda does not take bool");
     } else {
       launch_reduce<T>(call, plan_of(call), SumOp<T, Product>{}, nullptr, true);
     }
@@ -252,8 +254,8 @@ void arg_kernel(const Call& call) {
   const kiln_tensor& indices = call.output(1);
   for (int32_t d = 0; d < values.ndim; ++d) {
     if (values.sizes[d] != 1 && values.strides[d] != indices.strides[d]) {
-      throw std::invalid_argument(std::string(call.op()) +
-                                  " on cuda needs values and indices with the same strides");
+      throw sdk::not_implemented(std::string(call.op()) +
+                                 " on cuda needs values and indices with the same strides");
     }
   }
   const int64_t dim = call.attr_i64(0);

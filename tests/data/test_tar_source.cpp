@@ -334,6 +334,19 @@ BOOST_AUTO_TEST_CASE(a_decoder_tensor_size_that_overflows_is_refused) {
   CHECK_ERROR(kiln::ValueError, *loader.begin(), "for a batch of 2", "overflows");
 }
 
+// A decoder's error kind picks the exception type (kiln_error_kind), through a DataLoader too.
+BOOST_AUTO_TEST_CASE(a_decoders_error_kind_picks_the_exception_type) {
+  kiln::PluginInfo info = kiln::load_plugin(KILN_DATA_TEST_PLUGIN_DIR "/huge_decoder.so");
+  BOOST_REQUIRE(info.state == kiln::PluginState::Loaded);
+  TempDir dir;
+  std::string path = dir / "oom.tar";
+  data_test::write_file(path, data_test::tar_bytes({{"a.oom", "x"}, {"b.oom", "y"}}));
+  CHECK_ERROR(kiln::OutOfMemoryError, data_test::read_all("tar:" + path),
+              "member 'a.oom' at byte offset 0", "oom decoder: 3 GiB asked, 1 GiB free");
+  DataLoader loader(open("tar:" + path), DataLoaderOptions(2));
+  CHECK_ERROR(kiln::OutOfMemoryError, *loader.begin(), "oom decoder: 3 GiB asked");
+}
+
 BOOST_AUTO_TEST_CASE(compressed_shards_read_the_same) {
   TempDir dir;
   std::string pattern = data_test::write_shards(dir, 2, 5);

@@ -28,6 +28,8 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -404,7 +406,34 @@ bool still_mapped(const std::string& path) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(a_failing_kernel_raises_the_plugins_message_with_operator_and_device) {
+// One failing call on a test device: the exception must be exactly `type` (not a subclass or a
+// base) and its message start with "<op> on <device>" and contain each of `parts`.
+struct FailingCall {
+  std::string op;
+  std::function<void()> call;
+  std::type_index type;
+  std::vector<std::string> parts;
+};
+
+void check_failures(const std::string& device, const std::vector<FailingCall>& cases) {
+  for (const FailingCall& c : cases) {
+    BOOST_TEST_CONTEXT("operator " << c.op) {
+      try {
+        c.call();
+        BOOST_ERROR("no error");
+      } catch (const kiln::Error& error) {
+        std::string message = error.what();
+        BOOST_TEST(message.rfind(c.op + " on " + device, 0) == 0, message);
+        BOOST_TEST((std::type_index(typeid(error)) == c.type),
+                   "raised " << typeid(error).name() << " for: " << message);
+        check_contains(message, c.parts);
+        BOOST_TEST(!contains(message, "Error: "), "a kind prefix left in: " << message);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_kernel_raises_the_error_of_its_kind_with_operator_and_device) {
   kiln::PluginInfo info = kiln::load_plugin(plugin_file("kernel_error"));
   BOOST_REQUIRE_MESSAGE(state(info) == "loaded", info.reason);
   float data[3] = {1.f, -2.f, 3.f};
@@ -412,36 +441,63 @@ BOOST_AUTO_TEST_CASE(a_failing_kernel_raises_the_plugins_message_with_operator_a
   {
     kiln::Tensor x = kiln::empty({3}, kerr);
     std::memcpy(x.data_ptr(), data, sizeof data);  // kerr memory is host memory
-    struct Expect {
-      std::string op;
-      std::function<void()> call;
-      std::string message;
-    };
-    const std::vector<Expect> cases = {
-        {"neg", [&] { kiln::neg(x); }, "the accelerator rejected the launch (code 7)"},
-        {"abs", [&] { kiln::abs(x); }, "abs ran out of registers"},
-        {"exp", [&] { kiln::exp(x); }, "index 9 is out of bounds for size 3"},
-    };
-    for (const Expect& e : cases) {
-      BOOST_TEST_CONTEXT("operator " << e.op) {
-        try {
-          e.call();
-          BOOST_ERROR("no error");
-        } catch (const kiln::Error& error) {
-          std::string message = error.what();
-          BOOST_TEST(message.rfind(e.op + " on kerr", 0) == 0, message);
-          check_contains(message, {"kernel_error: " + e.message});
-          if (e.op == "exp") {
-            BOOST_TEST(dynamic_cast<const kiln::IndexError*>(&error) != nullptr, message);
-          }
-        }
-      }
-    }
+    using E = std::type_index;
+    check_failures(
+        "kerr",
+        {
+            {"neg", [&] { kiln::neg(x); }, E(typeid(kiln::Error)),
+             {"kernel_error: the accelerator rejected the launch (code 7)"}},
+            {"abs", [&] { kiln::abs(x); }, E(typeid(kiln::Error)),
+             {"kernel_error: abs ran out of registers"}},
+            {"exp", [&] { kiln::exp(x); }, E(typeid(kiln::IndexError)),
+             {"kernel_error: index 9 is out of bounds for size 3"}},
+            {"log", [&] { kiln::log(x); }, E(typeid(kiln::ValueError)),
+             {"kernel_error: log of a negative length"}},
+            {"sqrt", [&] { kiln::sqrt(x); }, E(typeid(kiln::ValueError)),
+             {"kernel_error: sqrt outside its domain"}},
+            {"sin", [&] { kiln::sin(x); }, E(typeid(kiln::TypeError)),
+             {"kernel_error: sin does not take float32"}},
+            {"cos", [&] { kiln::cos(x); }, E(typeid(kiln::NotImplementedError)),
+             {"kernel_error: cos on strided memory"}},
+            {"tanh", [&] { kiln::tanh(x); }, E(typeid(kiln::OutOfMemoryError)),
+             {"out of memory (std::bad_alloc)"}},
+            {"sigmoid", [&] { kiln::sigmoid(x); }, E(typeid(kiln::OutOfMemoryError)),
+             {"kernel_error: 12 GiB asked, 1 GiB free"}},
+            {"rsqrt", [&] { kiln::rsqrt(x); }, E(typeid(kiln::Error)),
+             {"kernel_error: a kind from the future", "error kind 99"}},
+            // the SDK's accessors check the attribute's kind: an integral alpha is int64
+            {"add", [&] { kiln::add(x, x, 2); }, E(typeid(kiln::Error)),
+             {"add: attribute 0 ('alpha') is int64, read as float64"}},
+        });
     // the failed calls' outputs were freed: x is the one storage left
     BOOST_CHECK_THROW(kiln::unload_plugin(info.path), kiln::Error);
   }
   BOOST_CHECK_NO_THROW(kiln::unload_plugin(info.path));  // nothing of kerr lives
   BOOST_TEST(state(kiln::load_plugin(info.path)) == "loaded");
+}
+
+// Note [Error kinds] in kiln/sdk/plugin.h: a plugin built for ABI 1.1 picks the exception type
+// with a message prefix, and keeps doing so on this core.
+BOOST_AUTO_TEST_CASE(a_plugin_of_abi_1_1_picks_the_error_type_by_message_prefix) {
+  kiln::PluginInfo info = kiln::load_plugin(plugin_file("legacy_errors"));
+  BOOST_REQUIRE_MESSAGE(state(info) == "loaded", info.reason);
+  BOOST_TEST(info.abi_minor == 1);
+  kiln::Tensor x = kiln::empty({2}, kiln::Device("legacy"));  // no fill_ kernel there
+  using E = std::type_index;
+  check_failures(
+      "legacy",
+      {
+          {"neg", [&] { kiln::neg(x); }, E(typeid(kiln::IndexError)),
+           {": legacy: index 4 is out of bounds for size 2"}},
+          {"abs", [&] { kiln::abs(x); }, E(typeid(kiln::ValueError)),
+           {": legacy: a negative length"}},
+          {"exp", [&] { kiln::exp(x); }, E(typeid(kiln::TypeError)),
+           {": legacy: exp does not take float32"}},
+          {"log", [&] { kiln::log(x); }, E(typeid(kiln::NotImplementedError)),
+           {": legacy: log on strided memory"}},
+          {"sin", [&] { kiln::sin(x); }, E(typeid(kiln::Error)),
+           {": legacy: the device fell over"}},
+      });
 }
 
 BOOST_AUTO_TEST_CASE(cpu_fallback_warns_once_per_operator_and_equals_the_cpu) {

@@ -16,7 +16,7 @@ std::unique_ptr<std::string> g_state;
 void neg_f32(const kiln::sdk::Call& call) {
   const kiln_tensor& x = call.input(0);
   const kiln_tensor& out = call.output(0);
-  if (x.dtype != KILN_F32) throw std::invalid_argument("NotImplementedError: cycle's neg: float32");
+  if (x.dtype != KILN_F32) throw kiln::sdk::not_implemented("cycle's neg: float32");
   kiln::sdk::StridedLoop<2> loop({&out, &x});
   loop.run(0, loop.numel(), [&](char** p, const int64_t* step, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {

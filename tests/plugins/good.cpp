@@ -10,7 +10,7 @@ void neg_f32(const kiln::sdk::Call& call) {
   const kiln_tensor& x = call.input(0);
   const kiln_tensor& out = call.output(0);
   if (x.dtype != KILN_F32 || !kiln::sdk::is_contiguous(x) || !kiln::sdk::is_contiguous(out)) {
-    throw std::invalid_argument("NotImplementedError: testdev's neg takes contiguous float32");
+    throw kiln::sdk::not_implemented("testdev's neg takes contiguous float32");
   }
   const float* in = static_cast<const float*>(x.data);
   float* o = static_cast<float*>(out.data);

@@ -3,8 +3,9 @@
 #      with kiln_add_plugin, the pkg-config files);
 #   2. configure, build and install tests/sdk/project against it: the example plugins land in the
 #      install's plugin folder; each carries the ABI stamp;
-#   3. the installed kiln-info lists both plugins as loaded, with the ref device, and the
-#      installed kiln-plugin-check passes ref (conformance, gradients, dtypes against the CPU);
+#   3. the installed kiln-info lists the plugins as loaded, with the ref device, and the
+#      installed kiln-plugin-check passes ref (conformance, gradients, dtypes against the CPU)
+#      and null (no kernels: everything through CPU fallback);
 #   4. the seed's curve fit trains on ref with KILN_DEVICE=ref (default_device() picks it);
 #   5. sdk-consumer: devices, moves, CPU fallback, the csv source through a DataLoader, a module
 #      moved to ref trains;
@@ -60,7 +61,7 @@ if(out MATCHES "warning:")
   message(FATAL_ERROR "the examples build with warnings:\n${out}")
 endif()
 run(out ${CMAKE_COMMAND} --install ${WORK_DIR}/project)
-foreach(p kiln_ref kiln_csv)
+foreach(p kiln_ref kiln_null kiln_csv)
   if(NOT EXISTS ${plugin_dir}/${p}.so)
     message(FATAL_ERROR "kiln_add_plugin did not install ${p}.so into ${plugin_dir}:\n${out}")
   endif()
@@ -79,7 +80,7 @@ endif()
 
 # --- 3. kiln-info lists them --------------------------------------------------------------------
 run(info ${clean_env} ${prefix}/bin/kiln-info)
-foreach(p ref csv)
+foreach(p ref null csv)
   expect("${info}" "file: +${plugin_dir}/kiln_${p}\\.so\n    name: +${p}\n(    [^\n]*\n)*    state: +loaded\n"
          "kiln-info")
 endforeach()
@@ -90,6 +91,12 @@ run(out ${clean_env} ${prefix}/bin/kiln-plugin-check ${plugin_dir}/kiln_ref.so)
 expect("${out}" "all checks passed: kiln runs every operator on ref:0 as on the CPU"
        "kiln-plugin-check kiln_ref.so")
 expect("${out}" "gradients, by operator: [1-9][0-9]* passed, 0 failed" "kiln-plugin-check")
+
+# --- 3c. ... and the null device, the template: no kernel, every operator on the CPU ------------
+run(out ${clean_env} ${prefix}/bin/kiln-plugin-check ${plugin_dir}/kiln_null.so)
+expect("${out}" "    kernels \\(0\\):" "kiln-plugin-check kiln_null.so (no kernels)")
+expect("${out}" "all checks passed: kiln runs every operator on null:0 as on the CPU"
+       "kiln-plugin-check kiln_null.so")
 
 # --- 4. the seed's curve fit on ref: the installed program, as the README and the guide run it --
 run(out ${CMAKE_COMMAND} -E env --unset=KILN_PLUGIN_PATH KILN_DEVICE=ref

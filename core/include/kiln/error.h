@@ -35,6 +35,11 @@ class KILN_API NotImplementedError : public Error {
  public:
   using Error::Error;
 };
+// A device's memory is exhausted (PyTorch's torch.OutOfMemoryError).
+class KILN_API OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
 
 namespace detail {
 template <class... Args>

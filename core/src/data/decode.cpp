@@ -301,12 +301,14 @@ Sample decode_field(const FieldPlan& plan, const char* name, const void* data, s
       ValueBuilder b(column, capacity, slot);
       kiln_status status = plan.decoder->fn(data, size, name, b.out(), plan.decoder->user);
       if (status != 0) {
-        std::string why = kiln::detail::take_plugin_error();  // the decoder names itself
-        if (why.empty()) {
-          why = str(plan.decoder->extension, " decoder: ",
-                    b.error().empty() ? "failed (no message)" : b.error());
+        kiln::detail::PluginError error = kiln::detail::take_plugin_failure();
+        if (error.message.empty()) {  // the decoder usually names itself
+          error.message = str(plan.decoder->extension, " decoder: ",
+                              b.error().empty() ? "failed (no message)" : b.error());
         }
-        throw ValueError(why);
+        // bytes a decoder cannot read are a ValueError unless it reports another kind
+        if (error.kind == KILN_ERROR_OTHER) error.kind = KILN_ERROR_VALUE;
+        kiln::detail::throw_plugin_error("", std::move(error));
       }
       Sample v = b.take();
       *in_column = b.in_column();

@@ -16,6 +16,8 @@ void rethrow_with_context(std::exception_ptr error, const std::string& prefix) {
     throw TypeError(prefix + e.what());
   } catch (const NotImplementedError& e) {
     throw NotImplementedError(prefix + e.what());
+  } catch (const OutOfMemoryError& e) {
+    throw OutOfMemoryError(prefix + e.what());
   } catch (const std::exception& e) {
     throw Error(prefix + e.what());
   } catch (...) {

@@ -41,7 +41,8 @@ void store(char* p, V v) {
   }
 }
 
-// Registers one kernel; returns non-zero when the core refused it (the error is set).
+// Adds one kernel to the plugin's KernelTable (ref_device.cpp); returns non-zero when the core
+// refused it (the error is set) or an earlier one.
 using Register = kiln_status (*)(const char* op, kiln_kernel_fn fn);
 
 kiln_status register_elementwise(Register add);

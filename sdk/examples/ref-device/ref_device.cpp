@@ -1,6 +1,8 @@
 // The "ref" device's memory and the plugin's entry points. See ref.hpp.
 #include "ref.hpp"
 
+#include <kiln/sdk/kernel_table.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -8,8 +10,6 @@
 
 namespace ref {
 namespace {
-
-int32_t g_type = -1;  // the device type id the core gave "ref"
 
 int32_t count(void* /*self*/) { return 1; }
 
@@ -20,8 +20,10 @@ void describe(void* /*self*/, int32_t index, char* buf, size_t len) {
 
 void* alloc(void* /*self*/, int32_t /*index*/, size_t bytes) {
   void* p = std::malloc(bytes == 0 ? 1 : bytes);
-  if (p == nullptr) kiln::sdk::set_error("ref: out of memory allocating " +
-                                         std::to_string(bytes) + " bytes");
+  if (p == nullptr) {
+    kiln::sdk::set_error(KILN_ERROR_OUT_OF_MEMORY,
+                         "ref: out of memory allocating " + std::to_string(bytes) + " bytes");
+  }
   return p;
 }
 
@@ -34,8 +36,8 @@ kiln_status copy(void* /*self*/, const kiln_tensor* dst, const kiln_tensor* src)
     size_t item = kiln::sdk::dtype_size(dst->dtype);
     for_each_element<2>({dst, src}, [&](char** p) { std::memcpy(p[0], p[1], item); });
     return 0;
-  } catch (const std::exception& e) {
-    kiln::sdk::set_error(e.what());
+  } catch (...) {
+    kiln::sdk::report_exception();
     return 1;
   }
 }
@@ -58,8 +60,14 @@ const kiln_device_ops* device_ops() {
   return &ops;
 }
 
-kiln_status register_one(const char* op, kiln_kernel_fn fn) {
-  return kiln::sdk::host()->register_kernel(op, g_type, fn, nullptr);
+// The kernel families add their kernels to the plugin's one KernelTable (kiln/sdk/
+// kernel_table.hpp), as the CPU and CUDA plugins do: the first refused registration stops the
+// rest and keeps its status. Set during kiln_plugin_init only.
+kiln::sdk::KernelTable* g_table = nullptr;
+
+kiln_status add_to_table(const char* op, kiln_kernel_fn fn) {
+  g_table->add(op, fn);
+  return g_table->status();
 }
 
 }  // namespace
@@ -78,10 +86,14 @@ KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* /*host*/) { return
 
 KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
   kiln::sdk::host() = host;
-  ref::g_type = host->register_device("ref", ref::device_ops(), nullptr);
-  if (ref::g_type < 0) return 1;  // the core has set the error (the name is taken, ...)
-  if (ref::register_elementwise(ref::register_one) != 0) return 1;
-  return ref::register_reduce(ref::register_one);
+  int32_t type = host->register_device("ref", ref::device_ops(), nullptr);
+  if (type < 0) return 1;  // the core has set the error (the name is taken, ...)
+  kiln::sdk::KernelTable table(host, type);
+  ref::g_table = &table;
+  ref::register_elementwise(ref::add_to_table);
+  ref::register_reduce(ref::add_to_table);
+  ref::g_table = nullptr;
+  return table.status();
 }
 
 }  // extern "C"

@@ -7,6 +7,8 @@
 //   - ref:0 is listed, Device("ref:0") allocates, default_device() is the one given (KILN_DEVICE
 //     picks it when set);
 //   - tensors move between cpu and ref both ways, values intact;
+//   - add and sub with an alpha read it by its kind on cpu and ref: integer tensors with an
+//     integral alpha, float tensors with an integral and a floating alpha;
 //   - an operator ref has no kernel for falls back to the CPU, warns once per operator, and gives
 //     the CPU's result;
 //   - samples of f(x) = 5 x^2 + 3 written as CSV files under WORK_DIR are read through a
@@ -83,6 +85,28 @@ void check_moves() {
         "to(kDouble) on ref");
   check(kiln::equal(converted.cpu(), a.to(kiln::kDouble)), "float -> double on ref");
   passed("tensors move between cpu and ref, views and conversions included");
+}
+
+// alpha reaches a kernel as an int64 attribute when it is integral and as a float64 one
+// otherwise (docs/primitives.md): a kernel that read it with the wrong accessor got the other
+// kind's bits.
+void check_alpha() {
+  for (const char* name : {"cpu", "ref"}) {
+    Device device(name);
+    Tensor a = kiln::tensor({1, 2, -3}).to(device);  // int64
+    Tensor b = kiln::tensor({10, 20, 30}).to(device);
+    check(kiln::equal(kiln::add(a, b, 3).cpu(), kiln::tensor({31, 62, 87})),
+          std::string("int64 add with alpha 3 on ") + name);
+    check(kiln::equal(kiln::sub(a.to(kiln::kInt), b.to(kiln::kInt), 2).cpu(),
+                      kiln::tensor({-19, -38, -63}).to(kiln::kInt)),
+          std::string("int32 sub with alpha 2 on ") + name);
+    Tensor x = kiln::tensor({1.5, -2.0}).to(device);  // float32
+    check(kiln::equal(kiln::add(x, x, 2).cpu(), kiln::tensor({4.5, -6.0})),
+          std::string("float32 add with alpha 2 on ") + name);
+    check(kiln::equal(kiln::add(x, x, 0.5).cpu(), kiln::tensor({2.25, -3.0})),
+          std::string("float32 add with alpha 0.5 on ") + name);
+  }
+  passed("add and sub read alpha by its kind on cpu and ref");
 }
 
 void check_fallback() {
@@ -203,6 +227,7 @@ int main(int argc, char** argv) {
   try {
     check_devices(expected_default);
     check_moves();
+    check_alpha();
     check_fallback();
     std::string spec = write_csv(work / "csv");
     check_reading(spec);

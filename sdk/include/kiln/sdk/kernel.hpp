@@ -2,17 +2,24 @@
 // writes ordinary C++: typed access to a call's tensors and attributes, a dtype switch, a strided
 // loop over elementwise operands, and exception-safe kernel entry points.
 //
+//   // add(self, other; alpha): out = self + alpha * other (docs/primitives.md)
 //   static void add_kernel(const kiln::sdk::Call& call) {
-//     double alpha = call.attr_f64(0);  // "alpha"
 //     kiln::sdk::visit_dtype(call.output(0).dtype, [&](auto tag) {
 //       using T = typename decltype(tag)::type;
+//       auto alpha = call.attr_scalar<kiln::sdk::compute_t<T>>(0);  // I64 for integer dtypes
 //       ...
 //     });
 //   }
 //   host->register_kernel("add", my_type, kiln::sdk::kernel<add_kernel>, nullptr);
 //
 // A C++ exception thrown by a kernel wrapped with kiln::sdk::kernel<> never crosses the
-// boundary: it becomes host->set_error(what()) and a non-zero status.
+// boundary: it becomes host->set_error_kind(kind, what()) and a non-zero status, the kind chosen
+// by the exception's type (kiln/sdk/host.hpp): throw std::out_of_range for an IndexError,
+// kiln::sdk::type_error for a TypeError, kiln::sdk::not_implemented for a case the kernel lacks.
+//
+// Attributes are read with the accessor of their kind (docs/primitives.md gives each operator's):
+// attr_i64, attr_f64, attr_bool, attr_list; attr_scalar<T> converts any of I64, BOOL and F64 to
+// T, for scalars such as alpha whose kind follows the dtype. Reading another kind throws.
 #pragma once
 
 #include <kiln/sdk/half.hpp>
@@ -120,6 +127,12 @@ inline bool is_contiguous(const kiln_tensor& t) {
   return true;
 }
 
+// "int64", "float64", "bool", "int64 list", "none": an attribute kind for messages.
+inline const char* attr_kind_name(int32_t kind) {
+  static const char* const names[] = {"int64", "float64", "bool", "int64 list", "none"};
+  return kind >= 0 && kind <= KILN_ATTR_NONE ? names[kind] : "unknown";
+}
+
 // Typed, read-only access to one kernel call.
 class Call {
  public:
@@ -133,43 +146,58 @@ class Call {
   void* stream() const { return call_->stream; }
 
   const kiln_attr& attr(int32_t i) const {
-    if (i >= call_->n_attrs) {
+    if (i < 0 || i >= call_->n_attrs) {
       throw std::invalid_argument(std::string(call_->op) + ": attribute " + std::to_string(i) +
-                                  " missing");
+                                  " missing (the call has " + std::to_string(call_->n_attrs) +
+                                  ")");
     }
     return call_->attrs[i];
   }
   bool has_attr(int32_t i) const { return i < call_->n_attrs && attr(i).kind != KILN_ATTR_NONE; }
-  int64_t attr_i64(int32_t i) const { return attr(i).value.i; }
-  double attr_f64(int32_t i) const { return attr(i).value.f; }
-  bool attr_bool(int32_t i) const { return attr(i).value.i != 0; }
-  // A scalar attribute (kind I64, BOOL or F64) converted to T.
+  int64_t attr_i64(int32_t i) const { return attr_of_kind(i, KILN_ATTR_I64).value.i; }
+  double attr_f64(int32_t i) const { return attr_of_kind(i, KILN_ATTR_F64).value.f; }
+  bool attr_bool(int32_t i) const { return attr_of_kind(i, KILN_ATTR_BOOL).value.i != 0; }
+  // A scalar attribute converted to T by its kind: I64 and BOOL from the integer, F64 from the
+  // double. Throws for the other kinds.
   template <class T>
   T attr_scalar(int32_t i) const {
     const kiln_attr& a = attr(i);
     if (a.kind == KILN_ATTR_F64) return static_cast<T>(a.value.f);
-    return static_cast<T>(a.value.i);
+    if (a.kind == KILN_ATTR_I64 || a.kind == KILN_ATTR_BOOL) return static_cast<T>(a.value.i);
+    throw wrong_kind(i, "a scalar (int64, bool or float64)");
   }
   const int64_t* attr_list(int32_t i, int32_t* n) const {
-    *n = attr(i).value.list.n;
-    return attr(i).value.list.v;
+    const kiln_attr& a = attr_of_kind(i, KILN_ATTR_I64S);
+    *n = a.value.list.n;
+    return a.value.list.v;
   }
 
  private:
+  const kiln_attr& attr_of_kind(int32_t i, kiln_attr_kind kind) const {
+    const kiln_attr& a = attr(i);
+    if (a.kind != kind) throw wrong_kind(i, attr_kind_name(kind));
+    return a;
+  }
+  // The kernel reads attribute i as another kind than the core passed: a bug in the kernel.
+  std::logic_error wrong_kind(int32_t i, const char* asked) const {
+    const kiln_attr& a = call_->attrs[i];
+    return std::logic_error(std::string(call_->op) + ": attribute " + std::to_string(i) + " ('" +
+                            (a.name != nullptr ? a.name : "?") + "') is " +
+                            attr_kind_name(a.kind) + ", read as " + asked +
+                            " (docs/primitives.md gives each attribute's kind)");
+  }
+
   const kiln_call* call_;
 };
 
-// Adapts `void F(const Call&)` to a kiln_kernel_fn; exceptions become errors.
+// Adapts `void F(const Call&)` to a kiln_kernel_fn; exceptions become errors of their kind.
 template <void (*F)(const Call&)>
 kiln_status kernel(const kiln_call* call, void* /*user*/) noexcept {
   try {
     F(Call(call));
     return 0;
-  } catch (const std::exception& e) {
-    if (host() != nullptr) host()->set_error(e.what());
-    return 1;
   } catch (...) {
-    if (host() != nullptr) host()->set_error("unknown C++ exception in kernel");
+    report_exception();
     return 1;
   }
 }

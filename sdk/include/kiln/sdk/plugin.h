@@ -22,8 +22,9 @@
  *
  * Rules:
  *   - Only plain C types cross the boundary: no C++ object, no exception, no STL type. A kernel
- *     that fails calls host->set_error(message) and returns a non-zero kiln_status; the core
- *     raises kiln::Error with the message, the operator and the device.
+ *     that fails calls host->set_error_kind(kind, message) (ABI 1.2; host->set_error(message)
+ *     before) and returns a non-zero kiln_status; the core raises the kiln::Error subclass of the
+ *     kind (kiln_error_kind) with the message, the operator and the device.
  *   - Each side frees what it allocated.
  *   - Structs that either side fills start with struct_size, so tables grow by appending: a reader
  *     checks struct_size before it touches an entry added in a later minor version.
@@ -41,7 +42,7 @@
 #include <stdint.h>
 
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 1
+#define KILN_ABI_MINOR 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -236,6 +237,25 @@ typedef struct kiln_decode_out {
 typedef kiln_status (*kiln_decode_fn)(const void* data, uint64_t size, const char* name,
                                       const kiln_decode_out* out, void* user);
 
+/* What kind of failure a plugin reports with host->set_error_kind (ABI 1.2); the core raises the
+ * kiln::Error subclass named here. The values are part of the ABI. See Note [Error kinds]. */
+typedef enum kiln_error_kind {
+  KILN_ERROR_OTHER = 0,           /* kiln::Error: a failure of the device or the plugin */
+  KILN_ERROR_VALUE = 1,           /* kiln::ValueError: an argument out of its domain */
+  KILN_ERROR_INDEX = 2,           /* kiln::IndexError: an index or dimension out of range */
+  KILN_ERROR_TYPE = 3,            /* kiln::TypeError: a dtype the kernel does not take */
+  KILN_ERROR_NOT_IMPLEMENTED = 4, /* kiln::NotImplementedError: a case the plugin lacks */
+  KILN_ERROR_OUT_OF_MEMORY = 5    /* kiln::OutOfMemoryError: the device's memory is exhausted */
+} kiln_error_kind;
+
+/* Note [Error kinds]: a failing call reports its message and its kind with set_error_kind; the
+ * core turns the kind into the exception type. set_error(message) reports KILN_ERROR_OTHER,
+ * except for the convention of ABI 1.0 and 1.1, which the core still honours so that older
+ * plugins keep their exception types: a message that starts with "IndexError: ", "ValueError: ",
+ * "TypeError: " or "NotImplementedError: " raises that subclass, without the prefix, whatever
+ * the kind. New plugins report the kind instead (kiln/sdk/host.hpp maps C++ exceptions to
+ * kinds). An unknown kind raises kiln::Error with a message that names it. */
+
 /* Log levels for host->log. */
 #define KILN_LOG_DEBUG 0
 #define KILN_LOG_INFO 1
@@ -263,6 +283,11 @@ typedef struct kiln_host {
   /* Registers the decoder of fields whose last extension is `extension` ("png"); non-zero
    * (with an error set) when another plugin decodes that extension. */
   kiln_status (*register_decoder)(const char* extension, kiln_decode_fn fn, void* user);
+  /* --- ABI 1.2 (a plugin checks struct_size before it calls this) --- */
+  /* Sets this thread's error message with its kind (a kiln_error_kind), which picks the
+   * exception the core raises for a failed kernel or decoder; see Note [Error kinds]. Other
+   * entry points may call it too (the core reads their message). */
+  void (*set_error_kind)(int32_t kind, const char* message);
 } kiln_host;
 
 /* What kiln_plugin_query returns: static data owned by the plugin. */
