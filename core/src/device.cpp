@@ -117,7 +117,7 @@ std::string Device::str() const {
 std::ostream& operator<<(std::ostream& out, const Device& device) { return out << device.str(); }
 
 std::vector<Device> devices() {
-  detail::ensure_plugins_loaded();
+  detail::ensure_runtime_started();
   std::vector<Device> out;
   for (int t = 0; t < kMaxDeviceTypes; ++t) {
     const detail::DeviceTypeRecord& r = detail::device_record(static_cast<DeviceType>(t));
@@ -130,13 +130,13 @@ std::vector<Device> devices() {
 }
 
 bool is_available(DeviceType type) {
-  detail::ensure_plugins_loaded();
+  detail::ensure_runtime_started();
   const detail::DeviceTypeRecord& r = detail::device_record(type);
   return r.ops != nullptr && r.count > 0;
 }
 
 Device default_device() {
-  detail::ensure_plugins_loaded();
+  detail::ensure_runtime_started();
   if (const char* env = std::getenv("KILN_DEVICE"); env != nullptr && *env != '\0') {
     std::string what = detail::str("KILN_DEVICE=", env);
     std::optional<Device> d;

@@ -1,5 +1,7 @@
 // The plugin loader: finds plugin files, opens them, checks their ABI, probes and initialises
-// them (the host table they register through is plugin_host.cpp), and unloads them on request.
+// them (the host table they register through is plugin_host.cpp), unloads them on request, and
+// says which plugin provides a device type or why none does. When it runs first is
+// runtime_start.cpp's business (Note [Runtime start-up]).
 //
 // Note [Plugins stay loaded]: a plugin stays loaded for the process's life unless a program asks
 // for unload_plugin(), which refuses while anything of the plugin's devices lives (storages are
@@ -11,7 +13,6 @@
 #include "elf_arch.h"
 #include "plugin_host.h"
 #include "runtime.h"
-#include "amp/policy.h"
 #include "data/registry.h"
 
 #include <kiln/dispatch.h>
@@ -30,7 +31,6 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
-#include <string_view>
 #include <thread>
 
 namespace kiln {
@@ -49,7 +49,6 @@ struct Loader {
   std::recursive_mutex mutex;
   std::vector<LoadedPlugin*> plugins;  // leaked: see Note [Plugins stay loaded]
   std::vector<std::string> extra_paths;
-  std::once_flag once;
 };
 
 Loader& loader() {
@@ -255,57 +254,28 @@ std::string plugin_path(int plugin) {
   return l.plugins[plugin]->info.path;
 }
 
-void warn(const std::string& message) { std::cerr << "kiln: warning: " << message << "\n"; }
-
-bool env_flag(const char* name, bool unset) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return unset;
-  std::string_view v(value);
-  KILN_CHECK_VALUE(v == "0" || v == "1", "the environment variable ", name, "='", v,
-                   "' is not 0 or 1; set it to 0 (off) or 1 (on), or unset it");
-  return v == "1";
-}
-
-void ensure_plugins_loaded() {
-  Loader& l = loader();
-  std::call_once(l.once, [] {
-    // Note [OpenMP spin]: oneDNN (in the CPU plugin) runs on GNU OpenMP, whose idle threads
-    // spin after every call and take the second core from TBB loops (2x slower on 2 cores,
-    // measured in shared/reference/toolchain-notes.md). libgomp reads its settings when it is
-    // loaded, which is when the first plugin that needs it loads, so the default is set here,
-    // before any plugin: a short spin that keeps back-to-back matmuls fast. A value the user
-    // set wins.
-    if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "10000", 0);
-#ifdef KILN_SANITIZE_THREAD
-    // ThreadSanitizer sees no synchronization inside the uninstrumented libgomp: one thread.
-    setenv("OMP_NUM_THREADS", "1", 0);
-#endif
-    // The Autocast layer's kernels go into the operator tables here, before any tensor exists:
-    // every thread that dispatches has made or received a tensor, so it sees the tables
-    // complete, and no thread reads a table while another writes it.
-    amp::detail::install_autocast_layer();
-    for (const std::string& dir : plugin_search_path()) {
-      std::error_code ec;
-      fs::path p(dir);
-      if (fs::is_regular_file(p, ec)) {
-        load_plugin(p.string());
-        continue;
-      }
-      if (!fs::is_directory(p, ec)) continue;
-      std::vector<fs::path> files;
-      for (const auto& entry : fs::directory_iterator(p, ec)) {
-        if (entry.is_regular_file(ec) && entry.path().extension() == ".so") {
-          files.push_back(entry.path());
-        }
-      }
-      std::sort(files.begin(), files.end());
-      for (const fs::path& f : files) load_plugin(f.string());
+void load_search_path_plugins() {
+  for (const std::string& dir : plugin_search_path()) {
+    std::error_code ec;
+    fs::path p(dir);
+    if (fs::is_regular_file(p, ec)) {
+      load_plugin(p.string());
+      continue;
     }
-  });
+    if (!fs::is_directory(p, ec)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(p, ec)) {
+      if (entry.is_regular_file(ec) && entry.path().extension() == ".so") {
+        files.push_back(entry.path());
+      }
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) load_plugin(f.string());
+  }
 }
 
 DeviceTypeRecord& require_device(Device device, const char* what) {
-  ensure_plugins_loaded();
+  ensure_runtime_started();
   DeviceTypeRecord& r = device_record(device.type());
   const std::string& type = device_type_name(device.type());
   KILN_CHECK(r.ops != nullptr, what, ": device type '", type, "' is not provided by any loaded ",
@@ -335,8 +305,6 @@ void add_plugin_path(const std::string& path) {
   std::lock_guard<std::recursive_mutex> lock(detail::loader().mutex);
   detail::loader().extra_paths.push_back(path);
 }
-
-void load_plugins() { detail::ensure_plugins_loaded(); }
 
 std::vector<std::string> plugin_search_path() {
   std::vector<std::string> out = detail::loader().extra_paths;

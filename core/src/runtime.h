@@ -30,8 +30,11 @@ int find_device_type(std::string_view name);
 // ids of "cpu" and "cuda" are never freed.
 void release_device_type(DeviceType type);
 
-// Loads the plugins once, on first need.
-void ensure_plugins_loaded();
+// Starts kiln's runtime (loads the plugins, ...) once, on first need: Note [Runtime start-up]
+// in runtime_start.cpp. Every function that needs a plugin calls it first.
+void ensure_runtime_started();
+// Loads every plugin of plugin_search_path() (the runtime's start calls it; plugin_loader.cpp).
+void load_search_path_plugins();
 
 // The record of `device`'s type after loading plugins; throws when no plugin provides the type
 // or the index is out of range. `what` names the operation for the message.

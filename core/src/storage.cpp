@@ -15,7 +15,7 @@ namespace {
 detail::DeviceTypeRecord& allocating_device(Device device) {
   static thread_local bool loaded __attribute__((tls_model("initial-exec"))) = false;
   if (!loaded) {
-    detail::ensure_plugins_loaded();  // call_once: what it loaded is visible to this thread
+    detail::ensure_runtime_started();  // call_once: what it loaded is visible to this thread
     loaded = true;
   }
   detail::DeviceTypeRecord& r = detail::device_record(device.type());

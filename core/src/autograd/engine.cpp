@@ -1,5 +1,6 @@
 // The backward engine: walks the graph from the outputs' gradient edges in reverse creation
-// order, on the calling thread, device-agnostic (every step is kiln operators).
+// order, on the calling thread, device-agnostic (every step is kiln operators). Grad mode and
+// inference mode are in grad_mode.cpp.
 #include "function.h"
 
 #include "../tensor_internal.h"
@@ -195,8 +196,6 @@ void collect_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>
   }
 }
 
-thread_local bool t_inference_mode __attribute__((tls_model("initial-exec"))) = false;
-
 }  // namespace
 
 Node::Node() {
@@ -213,37 +212,6 @@ uint32_t Node::add_output(const Tensor& output) {
   outputs_.push_back(std::move(m));
   return static_cast<uint32_t>(outputs_.size() - 1);
 }
-
-bool GradMode::is_enabled() {
-  return (kiln::detail::local_dispatch_state().excluded & key_bit(DispatchKey::Autograd)) == 0;
-}
-
-void GradMode::set_enabled(bool enabled) {
-  kiln::detail::LocalDispatchState& tls = kiln::detail::local_dispatch_state();
-  tls.grad_mode_off = !enabled;
-  uint8_t& excluded = tls.excluded;
-  if (enabled) {
-    excluded &= static_cast<uint8_t>(~key_bit(DispatchKey::Autograd));
-  } else {
-    excluded |= key_bit(DispatchKey::Autograd);
-  }
-}
-
-AutoGradMode::AutoGradMode(bool enabled) : previous_(GradMode::is_enabled()) {
-  GradMode::set_enabled(enabled);
-}
-AutoGradMode::~AutoGradMode() { GradMode::set_enabled(previous_); }
-
-InferenceMode::InferenceMode(bool enabled)
-    : previous_grad_(GradMode::is_enabled()), previous_inference_(t_inference_mode) {
-  t_inference_mode = enabled;
-  if (enabled) GradMode::set_enabled(false);
-}
-InferenceMode::~InferenceMode() {
-  t_inference_mode = previous_inference_;
-  GradMode::set_enabled(previous_grad_);
-}
-bool InferenceMode::is_enabled() { return t_inference_mode; }
 
 namespace detail {
 

@@ -1,5 +1,6 @@
-// DataLoader: options checks, epochs, and the resumable state. The threads are in
-// worker_pool.cpp and the order of batches in epoch_run.cpp.
+// DataLoader: options checks, starting or restoring an epoch, and the resumable state. The
+// threads are in worker_pool.cpp, the order of batches in epoch_run.cpp, and the saved state's
+// format in saved_state.cpp.
 #include <kiln/data/dataloader.h>
 
 #include "epoch_run.h"
@@ -46,6 +47,117 @@ std::vector<std::vector<int64_t>> make_plan(const DataLoaderOptions& o, const Sa
                       idx.begin() + static_cast<std::ptrdiff_t>(end));
   }
   return plan;
+}
+
+// The sampler a map-style loader draws its indices from (its batch sampler's, if any); null for
+// an iterable dataset.
+const Sampler* sampler_of(const DataLoaderOptions& o) {
+  return o.batch_sampler() ? o.batch_sampler()->sampler().get() : o.sampler().get();
+}
+
+// What every batch of an epoch shares, from the options; the epoch's seed and skips come later.
+std::shared_ptr<detail::EpochSpec> make_spec(const DataLoaderOptions& o,
+                                             const std::shared_ptr<Dataset>& map_dataset,
+                                             const std::shared_ptr<IterableDataset>& iterable) {
+  auto spec = std::make_shared<detail::EpochSpec>();
+  spec->token = g_next_token.fetch_add(1);
+  spec->map_dataset = map_dataset;
+  spec->iterable_dataset = iterable;
+  spec->batch_size = o.batch_size();
+  spec->drop_last = o.drop_last();
+  spec->collate_fn = o.collate_fn();
+  spec->track_provenance = iterable && iterable->tracks_provenance();
+  if (o.pin_memory()) {
+    Device d = o.pin_memory_device().value_or(default_device());
+    if (!d.is_cpu()) spec->pin_device = d;
+  }
+  return spec;
+}
+
+// Where an epoch's first batch is: the samples and batches a map-style epoch skips, the samples
+// each worker of an iterable one skips, and the worker whose turn is first.
+struct EpochStart {
+  int64_t skip_samples = 0, skip_batches = 0;
+  std::vector<int64_t> worker_skip;
+  int64_t first_worker = 0;
+};
+
+// The per-reader counters of `s`, zero for `readers` readers.
+void reset_readers(detail::LoaderState& s, int64_t readers) {
+  s.worker_batches.assign(static_cast<size_t>(readers), 0);
+  s.worker_samples.assign(static_cast<size_t>(readers), 0);
+  s.exhausted.assign(static_cast<size_t>(readers), false);
+  s.last_worker = -1;
+}
+
+// A new epoch from its first batch: the next one when the last was left early, with its seed.
+EpochStart start_epoch(detail::LoaderState& s, const DataLoaderOptions& o, int64_t readers) {
+  if (s.in_epoch) s.epoch += 1;
+  s.base_seed = o.seed() ? detail::mix_seed(*o.seed(), static_cast<uint64_t>(s.epoch))
+                         : draw_seed();
+  s.base_seed &= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  s.batches = s.samples = 0;
+  reset_readers(s, readers);
+  s.delivered.clear();
+  s.resumed_from = Sample();
+  return {};
+}
+
+// The epoch of a loaded state (checked by SavedState::check and load_state_dict), continuing
+// after its last delivered batch. `sampler` is the map-style loader's, null for an iterable one.
+EpochStart restore_epoch(detail::LoaderState& s, const detail::SavedState& r, int64_t readers,
+                         const Sampler* sampler) {
+  s.epoch = r.epoch;
+  s.base_seed = r.base_seed;
+  s.batches = r.batches;
+  s.samples = r.samples;
+  reset_readers(s, readers);
+  s.delivered = r.delivered;
+  s.resumed_from = Sample();
+  EpochStart start;
+  if (sampler != nullptr) {
+    int64_t global = r.samples * r.replicas;  // checked not to overflow
+    start.skip_samples = global / sampler->num_replicas();
+    start.skip_batches = s.batches;
+    s.samples = start.skip_samples;
+    return start;
+  }
+  if (r.merged || r.readers != readers) {
+    // Another worker count, or a merged state (merge_states): the dataset leaves out every
+    // sample delivered so far.
+    s.resumed_from = s.delivered.to_sample();
+    return start;
+  }
+  // Note [Order of batches]: each worker skips what it delivered; turns go on after the worker
+  // of the last delivered batch.
+  for (size_t w = 0; w < static_cast<size_t>(readers); ++w) {
+    if (w < r.worker_batches.size()) s.worker_batches[w] = r.worker_batches[w];
+    if (w < r.worker_samples.size()) s.worker_samples[w] = r.worker_samples[w];
+    if (w < r.exhausted.size()) s.exhausted[w] = r.exhausted[w];
+  }
+  s.last_worker = r.last_worker;  // in [-1, readers)
+  start.worker_skip = s.worker_samples;
+  start.first_worker = s.last_worker + 1;
+  s.resumed_from = r.resumed_from;
+  return start;
+}
+
+// The workers of an epoch: none when loading inline, the persistent pool (made again when a
+// timeout stopped it), or a pool of the epoch's own.
+std::shared_ptr<detail::WorkerPool> epoch_pool(const DataLoaderOptions& o, const WorkerInfo& info,
+                                               std::shared_ptr<detail::WorkerPool>& persistent) {
+  if (o.workers() == 0) return nullptr;
+  // Note [Stuck workers]: the time stopping a pool waits before abandoning a worker
+  std::chrono::milliseconds grace =
+      o.timeout().count() > 0 ? o.timeout() : std::chrono::milliseconds(5000);
+  if (!o.persistent_workers()) {
+    return std::make_shared<detail::WorkerPool>(o.workers(), o.worker_init_fn(), info, grace);
+  }
+  if (!persistent || persistent->stopped()) {  // (a timeout stops even persistent workers)
+    persistent = std::make_shared<detail::WorkerPool>(o.workers(), o.worker_init_fn(), info,
+                                                      grace);
+  }
+  return persistent;
 }
 
 }  // namespace
@@ -124,79 +236,15 @@ int64_t DataLoader::size() const {
 DataLoader::Iterator DataLoader::begin() {
   if (auto old = current_.lock()) old->cancel();
   detail::LoaderState& s = *state_;
-  int64_t workers = options_.workers();
-  int64_t readers = std::max<int64_t>(workers, 1);
-  const Sampler* sampler = options_.batch_sampler() ? options_.batch_sampler()->sampler().get()
-                                                    : options_.sampler().get();
+  int64_t readers = std::max<int64_t>(options_.workers(), 1);
   std::optional<detail::SavedState> resume = std::move(s.pending);
   s.pending.reset();
-
-  auto spec = std::make_shared<detail::EpochSpec>();
-  spec->token = g_next_token.fetch_add(1);
-  spec->map_dataset = map_dataset_;
-  spec->iterable_dataset = iterable_dataset_;
-  spec->batch_size = options_.batch_size();
-  spec->drop_last = options_.drop_last();
-  spec->collate_fn = options_.collate_fn();
-  spec->track_provenance = iterable_dataset_ && iterable_dataset_->tracks_provenance();
-  if (options_.pin_memory()) {
-    Device d = options_.pin_memory_device().value_or(default_device());
-    if (!d.is_cpu()) spec->pin_device = d;
-  }
-
-  int64_t skip_samples = 0, skip_batches = 0, first_worker = 0;
-  if (resume) {
-    // checked by load_state_dict (SavedState::check)
-    const detail::SavedState& r = *resume;
-    s.epoch = r.epoch;
-    s.base_seed = r.base_seed;
-    s.batches = r.batches;
-    s.samples = r.samples;
-    // a merged state (merge_states) always resumes through the delivered record
-    int64_t saved_readers = r.merged ? -1 : r.readers;
-    s.worker_batches.assign(static_cast<size_t>(readers), 0);
-    s.worker_samples.assign(static_cast<size_t>(readers), 0);
-    s.exhausted.assign(static_cast<size_t>(readers), false);
-    s.last_worker = -1;
-    s.delivered = r.delivered;
-    s.resumed_from = Sample();
-    if (map_dataset_) {
-      int64_t global = r.samples * r.replicas;  // checked not to overflow
-      skip_samples = global / sampler->num_replicas();
-      skip_batches = s.batches;
-      s.samples = skip_samples;
-    } else if (saved_readers == readers) {
-      // Note [Order of batches]: each worker skips what it delivered; turns go on after the
-      // worker of the last delivered batch.
-      for (size_t w = 0; w < static_cast<size_t>(readers); ++w) {
-        if (w < r.worker_batches.size()) s.worker_batches[w] = r.worker_batches[w];
-        if (w < r.worker_samples.size()) s.worker_samples[w] = r.worker_samples[w];
-        if (w < r.exhausted.size()) s.exhausted[w] = r.exhausted[w];
-      }
-      s.last_worker = r.last_worker;  // in [-1, readers)
-      spec->skip = s.worker_samples;
-      first_worker = s.last_worker + 1;
-      s.resumed_from = r.resumed_from;
-    } else {
-      // Another worker count: the dataset leaves out every sample delivered so far.
-      s.resumed_from = s.delivered.to_sample();
-    }
-  } else {
-    if (s.in_epoch) s.epoch += 1;  // the last epoch was left early: start the next one
-    s.base_seed = options_.seed() ? detail::mix_seed(*options_.seed(), static_cast<uint64_t>(
-                                                                           s.epoch))
-                                  : draw_seed();
-    s.base_seed &= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-    s.batches = s.samples = 0;
-    s.worker_batches.assign(static_cast<size_t>(readers), 0);
-    s.worker_samples.assign(static_cast<size_t>(readers), 0);
-    s.exhausted.assign(static_cast<size_t>(readers), false);
-    s.last_worker = -1;
-    s.delivered.clear();
-    s.resumed_from = Sample();
-  }
+  auto spec = make_spec(options_, map_dataset_, iterable_dataset_);
+  EpochStart start = resume ? restore_epoch(s, *resume, readers, sampler_of(options_))
+                            : start_epoch(s, options_, readers);
   s.in_epoch = true;
   s.readers = readers;
+  spec->skip = std::move(start.worker_skip);
   if (iterable_dataset_ && (spec->track_provenance || !s.resumed_from.is_none())) {
     iterable_dataset_->resume_from(s.resumed_from);
   }
@@ -204,32 +252,15 @@ DataLoader::Iterator DataLoader::begin() {
   spec->info.base_seed = s.base_seed;
   spec->info.seed = s.base_seed;
   spec->info.epoch = s.epoch;
-
   std::vector<std::vector<int64_t>> plan;
   if (map_dataset_) {
-    plan = make_plan(options_, *sampler, s.base_seed, s.epoch, skip_samples, skip_batches);
+    plan = make_plan(options_, *sampler_of(options_), s.base_seed, s.epoch,
+                     start.skip_samples, start.skip_batches);
   }
-
-  std::shared_ptr<detail::WorkerPool> pool;
-  if (workers > 0) {
-    // Note [Stuck workers]: the time stopping a pool waits before abandoning a worker
-    std::chrono::milliseconds grace =
-        options_.timeout().count() > 0 ? options_.timeout() : std::chrono::milliseconds(5000);
-    if (options_.persistent_workers()) {
-      // (a timeout stops even persistent workers)
-      if (!persistent_pool_ || persistent_pool_->stopped()) {
-        persistent_pool_ = std::make_shared<detail::WorkerPool>(
-            workers, options_.worker_init_fn(), spec->info, grace);
-      }
-      pool = persistent_pool_;
-    } else {
-      pool = std::make_shared<detail::WorkerPool>(workers, options_.worker_init_fn(),
-                                                  spec->info, grace);
-    }
-  }
+  std::shared_ptr<detail::WorkerPool> pool = epoch_pool(options_, spec->info, persistent_pool_);
   auto run = std::make_shared<detail::EpochRun>(spec, options_, state_, pool,
                                                 options_.persistent_workers(), std::move(plan),
-                                                first_worker);
+                                                start.first_worker);
   current_ = run;
   return Iterator(run);
 }
@@ -239,34 +270,26 @@ DataLoader::Iterator DataLoader::end() { return Iterator(); }
 Sample DataLoader::state_dict() const {
   const detail::LoaderState& s = *state_;
   if (s.pending) return s.pending->original;  // loaded and not started yet
-  const Sampler* sampler = nullptr;
-  if (map_dataset_) {
-    sampler = options_.batch_sampler() ? options_.batch_sampler()->sampler().get()
-                                       : options_.sampler().get();
+  const Sampler* sampler = sampler_of(options_);
+  detail::SavedState saved;
+  saved.epoch = s.epoch;
+  saved.in_epoch = s.in_epoch;
+  saved.base_seed = s.base_seed;
+  saved.batches = s.in_epoch ? s.batches : 0;
+  saved.samples = s.in_epoch ? s.samples : 0;
+  saved.workers = options_.workers();
+  saved.batch_size = options_.batch_size();
+  saved.replicas = sampler ? sampler->num_replicas() : 1;
+  saved.per_reader = iterable_dataset_ && s.in_epoch;
+  if (saved.per_reader) {
+    saved.worker_batches = s.worker_batches;
+    saved.worker_samples = s.worker_samples;
+    saved.exhausted = s.exhausted;
+    saved.last_worker = s.last_worker;
+    saved.delivered = s.delivered;
+    saved.resumed_from = s.resumed_from;
   }
-  Sample::Map m;
-  m["version"] = 1;
-  m["epoch"] = s.epoch;
-  m["in_epoch"] = s.in_epoch;
-  m["base_seed"] = static_cast<int64_t>(s.base_seed);
-  m["batches"] = s.in_epoch ? s.batches : 0;
-  m["samples"] = s.in_epoch ? s.samples : 0;
-  m["workers"] = options_.workers();
-  m["batch_size"] = options_.batch_size() ? Sample(*options_.batch_size()) : Sample();
-  m["replicas"] = sampler ? sampler->num_replicas() : 1;
-  if (iterable_dataset_ && s.in_epoch) {
-    Sample::List wb, ws, ex;
-    for (int64_t v : s.worker_batches) wb.emplace_back(v);
-    for (int64_t v : s.worker_samples) ws.emplace_back(v);
-    for (bool v : s.exhausted) ex.emplace_back(static_cast<int64_t>(v));
-    m["worker_batches"] = std::move(wb);
-    m["worker_samples"] = std::move(ws);
-    m["exhausted"] = std::move(ex);
-    m["last_worker"] = s.last_worker;
-    m["delivered"] = s.delivered.to_sample();
-    m["resumed_from"] = s.resumed_from;
-  }
-  return m;
+  return saved.to_sample();
 }
 
 void DataLoader::load_state_dict(const Sample& state) {
@@ -280,8 +303,7 @@ void DataLoader::load_state_dict(const Sample& state) {
   int64_t readers = std::max<int64_t>(options_.workers(), 1);
   int64_t saved_readers = saved.merged ? -1 : saved.readers;
   if (map_dataset_) {
-    const Sampler* sampler = options_.batch_sampler() ? options_.batch_sampler()->sampler().get()
-                                                      : options_.sampler().get();
+    const Sampler* sampler = sampler_of(options_);
     int64_t global = saved.samples * saved.replicas;  // checked not to overflow
     KILN_CHECK_VALUE(global % sampler->num_replicas() == 0, "DataLoader.load_state_dict: ",
                      global, " samples were delivered across ", saved.replicas,
@@ -306,18 +328,17 @@ Sample merge_states(const std::vector<Sample>& states) {
     saved.push_back(detail::SavedState::check(states[i],
                                               kiln::detail::str("merge_states: state ", i)));
   }
-  Sample out = states.front();
-  if (!out.contains("delivered") || states.size() == 1) return out;
-  detail::DeliveredSet all;
+  if (!saved.front().per_reader || states.size() == 1) return states.front();
+  detail::SavedState out = saved.front();
+  out.delivered.clear();
   for (const detail::SavedState& s : saved) {
-    KILN_CHECK_VALUE(s.epoch == saved.front().epoch && s.in_epoch == saved.front().in_epoch,
+    KILN_CHECK_VALUE(s.epoch == out.epoch && s.in_epoch == out.in_epoch,
                      "merge_states: the states are not of the same epoch");
-    all.add_all(s.delivered);
+    out.delivered.add_all(s.delivered);
   }
-  out["delivered"] = all.to_sample();
-  out["merged"] = true;
-  out["resumed_from"] = Sample();
-  return out;
+  out.merged = true;
+  out.resumed_from = Sample();
+  return out.to_sample();
 }
 
 // --- Iterator ---------------------------------------------------------------------------------

@@ -43,23 +43,32 @@ class DeliveredSet {
   std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> ranges_;
 };
 
-// A DataLoader state from outside (load_state_dict, merge_states), every field checked.
+// A DataLoader's saved state, typed: state_dict() fills one and writes it with to_sample();
+// load_state_dict() and merge_states() read one with check(). Only these two functions
+// (saved_state.cpp) know the map's keys; the golden states of tests/data/test_state_golden.cpp
+// keep its format readable.
 struct SavedState {
-  Sample original;         // as given
-  int64_t epoch = 0;
-  bool in_epoch = false;
-  uint64_t base_seed = 0;
+  Sample original;         // the map check() read, as given
+  int64_t epoch = 0;       // the epoch in progress, or the next one when !in_epoch
+  bool in_epoch = false;   // when false, nothing below is read (only written)
+  uint64_t base_seed = 0;  // below 2^63
   int64_t batches = 0, samples = 0;
   int64_t workers = 0;
-  int64_t readers = 1;     // max(workers, 1)
+  int64_t readers = 1;     // max(workers, 1); not written
+  std::optional<int64_t> batch_size;  // none: the loader does not batch
   int64_t replicas = 1;
   bool merged = false;     // made by merge_states: resumes through `delivered` only
-  // iterable datasets, per reader (empty when the state has none)
+  // Iterable datasets, per reader; `per_reader` says whether the state has these fields.
+  bool per_reader = false;
   std::vector<int64_t> worker_batches, worker_samples;
   std::vector<bool> exhausted;
   int64_t last_worker = -1;
   DeliveredSet delivered;
   Sample resumed_from;     // None or a delivered list
+
+  // The map state_dict() returns: "version" 1 and the fields above (the per-reader ones when
+  // per_reader, "merged" when set).
+  Sample to_sample() const;
 
   // Checks `state` as state_dict() writes it: a map with version 1, epoch in [0, 2^62], and, in
   // an epoch, counts in [0, 2^62], base_seed in [0, 2^63), replicas > 0 with samples x replicas

@@ -14,7 +14,7 @@ namespace {
 // The device's ops when they offer host_alloc/host_free (struct_size covers them), else null.
 const kiln_device_ops* pinning_ops(Device device, void** self) {
   if (device.is_cpu()) return nullptr;
-  kiln::detail::ensure_plugins_loaded();
+  kiln::detail::ensure_runtime_started();
   kiln::detail::DeviceTypeRecord& r = kiln::detail::device_record(device.type());
   const kiln_device_ops* ops = r.ops;
   if (ops == nullptr) return nullptr;

@@ -92,7 +92,7 @@ void unregister_plugin(int plugin) {
 }
 
 const SourceEntry* find_source(std::string_view scheme) {
-  kiln::detail::ensure_plugins_loaded();
+  kiln::detail::ensure_runtime_started();
   Registry& r = registry();
   std::shared_lock lock(r.mutex);
   for (const auto& e : r.sources) {
@@ -102,7 +102,7 @@ const SourceEntry* find_source(std::string_view scheme) {
 }
 
 const DecoderEntry* find_decoder(std::string_view extension) {
-  kiln::detail::ensure_plugins_loaded();
+  kiln::detail::ensure_runtime_started();
   Registry& r = registry();
   std::shared_lock lock(r.mutex);
   for (const auto& e : r.decoders) {
@@ -112,7 +112,7 @@ const DecoderEntry* find_decoder(std::string_view extension) {
 }
 
 std::vector<SourceEntry> all_sources() {
-  kiln::detail::ensure_plugins_loaded();
+  kiln::detail::ensure_runtime_started();
   Registry& r = registry();
   std::shared_lock lock(r.mutex);
   std::vector<SourceEntry> out;
@@ -125,7 +125,7 @@ std::vector<SourceEntry> all_sources() {
 }
 
 std::vector<DecoderEntry> all_decoders() {
-  kiln::detail::ensure_plugins_loaded();
+  kiln::detail::ensure_runtime_started();
   Registry& r = registry();
   std::shared_lock lock(r.mutex);
   std::vector<DecoderEntry> out;

@@ -1,4 +1,5 @@
-// The DataLoader's worker threads. Internal to libkiln_core.
+// The DataLoader's worker threads, and the loading of one task (task_loader.cpp). Internal to
+// libkiln_core.
 //
 // The thread that iterates (the "main" thread) hands each worker tasks through its own queue and
 // takes results from one table keyed by the task's sequence number; see epoch_run.h for the
@@ -67,6 +68,15 @@ class TaskLoader {
   void reset();
 
  private:
+  // A map-style task: the batch of its indices.
+  void load_indices(const EpochSpec& spec, const Task& task, Result& result);
+  // An iterable task: the next batch of this worker's stream (End once it has ended).
+  void load_from_stream(const std::shared_ptr<const EpochSpec>& spec, const WorkerInfo& worker,
+                        const Task& task, Result& result);
+  // Opens the worker's stream of epoch `token`, skipping what it delivered before a resume.
+  void open_stream(const std::shared_ptr<const EpochSpec>& spec, const WorkerInfo& worker,
+                   uint64_t token);
+
   std::unique_ptr<SampleStream> stream_;
   std::shared_ptr<const EpochSpec> stream_spec_;  // keeps the dataset alive with the stream
   uint64_t stream_token_ = 0;
