@@ -74,4 +74,13 @@ BOOST_AUTO_TEST_CASE(tensors_made_on_one_thread_die_on_another) {
   consumer.join();
 }
 
+// A device that has no memory left is PyTorch's OutOfMemoryError (a kiln::Error), naming the
+// device and the bytes asked for; the process goes on and smaller allocations still work.
+BOOST_AUTO_TEST_CASE(an_allocation_the_device_cannot_hold_is_an_out_of_memory_error) {
+  int64_t petabyte = int64_t(1) << 50;  // within the size checks, beyond any machine's memory
+  CHECK_ERROR(OutOfMemoryError, empty({petabyte}, kUInt8), "out of memory on cpu",
+              "allocating 1125899906842624 bytes");
+  BOOST_CHECK_EQUAL(ones({4}).sum().item<float>(), 4.0f);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

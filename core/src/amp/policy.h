@@ -55,7 +55,8 @@ std::string banned_message(const char* op);
 
 // The policy of `op` on device type `type` (none when its table does not list it).
 CastPolicy policy_of(const OperatorBase& op, DeviceType type);
-// Installs the Autocast layer on every operator of the tables; runs once, on the first region.
+// Installs the Autocast layer on every operator of the tables; runs once, at the runtime's
+// start-up (Note [Runtime start-up]); later calls, from the first region, return at once.
 void install_autocast_layer();
 
 // Records the policy of an operator that declares it (install.cpp).

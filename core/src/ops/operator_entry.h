@@ -1,17 +1,18 @@
 // Note [One entry per operator]: an elementwise operator is declared once, by one entry in the
 // file of its family (KILN_UNARY in unary.cpp, KILN_BINARY and KILN_ALPHA in binary.cpp,
-// KILN_BINARY in compare.cpp, the entries of ternary.cpp): its name, which names the operator objects `name_op` and `name__op`
-// (its in-place variant) and their schemas; its dtype rule; its autocast policy on the CPU and
-// on every other device type; and its backward formula (or no_backward). The entry's
-// OperatorEntry installs the formula with its family's Autograd kernel (the in-place variant
-// gets the in-place kernel, See Note [Gradients next to operators]) and the policy with the
-// Autocast kernel (See Note [Autocast policies]). The public function (kiln::exp) and the Tensor
-// method (Tensor::exp_) stay one line each in the same file.
+// KILN_BINARY in compare.cpp, the entries of ternary.cpp): its name, which names the operator
+// objects `name_op` and `name__op` (its in-place variant) and their schemas; its dtype rule; its
+// autocast policy on the CPU and on every other device type; and its backward formula (or
+// no_backward). The entry's OperatorEntry installs the formula with its family's Autograd kernel
+// (the in-place variant gets the in-place kernel, See Note [Gradients next to operators]) and the
+// policy with the Autocast kernel (See Note [Autocast policies]). A unary entry also defines the
+// public function (kiln::exp); binary public functions have Scalar overloads and stay one line
+// each beside the entries, as do Tensor methods (Tensor::exp_), which a new operator may skip.
 //
 // A new unary operator with a gradient, in core and its tests (the plugins' side is a functor in
 // sdk/include/kiln/sdk/pointwise.hpp and a registration line per plugin):
 //   core/include/kiln/ops.h               its declaration
-//   core/src/ops/unary.cpp                KILN_UNARY(name, ...) and its public function
+//   core/src/ops/unary.cpp                KILN_UNARY(name, ...)
 //   tools/conformance/cases_unary.cpp     its case, marked kGradient
 //   tests/autograd/test_gradcheck.cpp     its gradcheck case
 //   docs/primitives.md                    its name in the table

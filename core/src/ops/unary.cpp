@@ -63,18 +63,24 @@ Tensor unary_inplace_backend(const UnaryOp& op, const Tensor& self) {
   return self;
 }
 
-}  // namespace
+using T = const Tensor&;  // the formulas' arguments
 
-// name_op, name__op (in-place) and their entry: `rule` a UnaryRule, `autocast` an AutocastPolicy,
-// then the BackwardFormula (name, saves self, saves result, formula) or no_backward.
+}  // namespace
+}  // namespace detail
+
+// The operator objects detail::name_op and detail::name__op (in-place), their entry, and the
+// public function kiln::name: `rule` a UnaryRule, `autocast` an AutocastPolicy, then the
+// BackwardFormula (name, saves self, saves result, formula) or no_backward.
 #define KILN_UNARY(name, rule, autocast, ...)                                                   \
+  namespace detail {                                                                           \
   UnaryOp name##_op(#name, #name "(Tensor self) -> Tensor", unary_backend<rule>);              \
   UnaryOp name##__op(#name "_", #name "_(Tensor(a!) self) -> Tensor(a!)",                       \
                      unary_inplace_backend<rule>, true, &name##_op);                           \
   const OperatorEntry<Tensor(const Tensor&)> name##_entry(name##_op, &name##__op, autocast,    \
-                                                          __VA_ARGS__)
-
-using T = const Tensor&;
+                                                          __VA_ARGS__);                        \
+  }                                                                                            \
+  Tensor name(const Tensor& x) { return detail::name##_op(x); }                                \
+  static_assert(true, "the entry ends with a semicolon")
 
 KILN_UNARY(neg, kNegate, kNoCast, {"NegBackward0", false, false, [](T g, T, T) { return neg(g); }});
 KILN_UNARY(abs, kKeepNoBool, kNoCast,
@@ -110,24 +116,6 @@ KILN_UNARY(bitwise_not, kIntegral, kNoCast, no_backward);
 KILN_UNARY(logical_not, kToBool, kNoCast, no_backward);
 #undef KILN_UNARY
 
-}  // namespace detail
-
-Tensor neg(const Tensor& x) { return detail::neg_op(x); }
-Tensor abs(const Tensor& x) { return detail::abs_op(x); }
-Tensor sign(const Tensor& x) { return detail::sign_op(x); }
-Tensor exp(const Tensor& x) { return detail::exp_op(x); }
-Tensor log(const Tensor& x) { return detail::log_op(x); }
-Tensor log1p(const Tensor& x) { return detail::log1p_op(x); }
-Tensor expm1(const Tensor& x) { return detail::expm1_op(x); }
-Tensor sqrt(const Tensor& x) { return detail::sqrt_op(x); }
-Tensor rsqrt(const Tensor& x) { return detail::rsqrt_op(x); }
-Tensor sin(const Tensor& x) { return detail::sin_op(x); }
-Tensor cos(const Tensor& x) { return detail::cos_op(x); }
-Tensor tanh(const Tensor& x) { return detail::tanh_op(x); }
-Tensor sigmoid(const Tensor& x) { return detail::sigmoid_op(x); }
-Tensor relu(const Tensor& x) { return detail::relu_op(x); }
-Tensor bitwise_not(const Tensor& x) { return detail::bitwise_not_op(x); }
-Tensor logical_not(const Tensor& x) { return detail::logical_not_op(x); }
 Tensor square(const Tensor& x) { return mul(x, x); }
 
 Tensor& Tensor::neg_() {
