@@ -14,10 +14,6 @@
 namespace kiln::cpu {
 namespace {
 
-void set_error(const std::string& message) {
-  if (sdk::host() != nullptr) sdk::host()->set_error(message.c_str());
-}
-
 // The instruction set oneDNN dispatches to (after ONEDNN_MAX_CPU_ISA), and what it means for
 // the 16-bit products of mixed precision: AMX tiles, AVX512-BF16 dot products, or bfloat16
 // converted to float32 and multiplied on AVX-512/AVX2 FMA units.
@@ -79,7 +75,10 @@ void describe(void*, int32_t, char* buf, size_t len) {
 void* alloc(void*, int32_t, size_t bytes) {
   // never NULL for 0 bytes: a fresh empty tensor still gets a distinct valid pointer
   void* p = bytes > SIZE_MAX - 64 ? nullptr : scalable_aligned_malloc(std::max<size_t>(bytes, 1), 64);
-  if (p == nullptr) set_error("out of memory: cannot allocate " + std::to_string(bytes) + " bytes");
+  if (p == nullptr) {
+    sdk::set_error(KILN_ERROR_OUT_OF_MEMORY,
+                   "out of memory: cannot allocate " + std::to_string(bytes) + " bytes");
+  }
   return p;
 }
 
@@ -115,8 +114,8 @@ kiln_status copy(void*, const kiln_tensor* dst, const kiln_tensor* src) {
     s.strides = strides_or_contiguous(*src, src_strides);
     copy_same_dtype(d, s);
     return 0;
-  } catch (const std::exception& e) {
-    set_error(e.what());
+  } catch (...) {
+    sdk::report_exception();
     return 1;
   }
 }

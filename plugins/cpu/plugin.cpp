@@ -60,8 +60,8 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
     if (table.status() != 0) return table.status();  // the host has set the error
     kiln::sdk::log(KILN_LOG_DEBUG, "cpu: registered " + std::to_string(table.count()) + " kernels");
     return 0;
-  } catch (const std::exception& e) {
-    host->set_error(e.what());
+  } catch (...) {
+    kiln::sdk::report_exception();
     return 1;
   }
 }
