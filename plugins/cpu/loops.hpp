@@ -16,6 +16,7 @@
 #pragma once
 
 #include <kiln/sdk/kernel.hpp>
+#include <kiln/sdk/pointwise.hpp>
 
 #include <algorithm>
 #include <array>
@@ -84,13 +85,12 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
 
 // ---- dtype dispatch -----------------------------------------------------------------------------
 
-enum class Dtypes { all, numeric, floating, integral_bool };  // numeric: all but bool
+// The dtype sets operators take (numeric: all but bool), shared with the functors of
+// kiln/sdk/pointwise.hpp.
+using sdk::pointwise::Dtypes;
 
 template <Dtypes S, class T>
-constexpr bool in_set_v = S == Dtypes::all ||
-                          (S == Dtypes::numeric && !std::is_same_v<T, bool>) ||
-                          (S == Dtypes::floating && is_floating_v<T>) ||
-                          (S == Dtypes::integral_bool && !is_floating_v<T>);
+constexpr bool in_set_v = sdk::pointwise::accepts_v<S, compute_t<T>>;
 
 [[noreturn]] inline void throw_unsupported(int32_t dtype) {
   throw std::invalid_argument(std::string("dtype ") + sdk::dtype_name(dtype) +
