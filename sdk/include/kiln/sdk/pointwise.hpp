@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -619,6 +620,28 @@ struct LogicalXor {
 
 // ---- ternary -----------------------------------------------------------------------------------
 
+// An unsigned integer type with the size of T, for moving elements without looking at them.
+template <size_t Size>
+struct bits_of;
+template <>
+struct bits_of<1> {
+  using type = uint8_t;
+};
+template <>
+struct bits_of<2> {
+  using type = uint16_t;
+};
+template <>
+struct bits_of<4> {
+  using type = uint32_t;
+};
+template <>
+struct bits_of<8> {
+  using type = uint64_t;
+};
+template <class T>
+using bits_t = typename bits_of<sizeof(T)>::type;
+
 // where(cond, a, b) on the elements' bits (B: the unsigned integer of the element's size), so no
 // conversion touches a NaN's payload; a mask instead of a branch, so the CPU loop vectorizes and
 // a random condition costs no mispredictions.
@@ -633,14 +656,14 @@ struct Where {
 };
 
 // clamp(x, lo, hi) = min(max(x, lo), hi); an absent bound is lowest_value or highest_value. A NaN
-// x stays NaN, and lo > hi gives hi, as in PyTorch.
+// x or bound gives NaN, and lo > hi gives hi, as in PyTorch.
 template <class C>
 struct Clamp {
   static constexpr Dtypes dtypes = Dtypes::numeric;
   C lo, hi;
   KILN_HOST_DEVICE C operator()(C x) const {
-    C y = x < lo ? lo : x;
-    y = y > hi ? hi : y;
+    C y = ((x < lo) | is_nan(lo)) ? lo : x;
+    y = ((y > hi) | is_nan(hi)) ? hi : y;
     return is_nan(x) ? x : y;
   }
 };
