@@ -40,14 +40,7 @@ template <class T>
 constexpr bool is_16bit_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // An unsigned integer type with the size of T, for copying elements without looking at them.
-template <size_t Size>
-struct bits_of;
-template <> struct bits_of<1> { using type = uint8_t; };
-template <> struct bits_of<2> { using type = uint16_t; };
-template <> struct bits_of<4> { using type = uint32_t; };
-template <> struct bits_of<8> { using type = uint64_t; };
-template <class T>
-using bits_t = typename bits_of<sizeof(T)>::type;
+using sdk::pointwise::bits_t;
 
 constexpr int64_t kGrain = 32768;     // elements below which a cheap loop stays on one thread
 constexpr int64_t kGrainHeavy = 2048; // the same for loops that call exp, sin, pow, ...
