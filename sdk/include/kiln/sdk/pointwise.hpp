@@ -656,14 +656,24 @@ struct Where {
 };
 
 // clamp(x, lo, hi) = min(max(x, lo), hi); an absent bound is lowest_value or highest_value. A NaN
-// x or bound gives NaN, and lo > hi gives hi, as in PyTorch.
+// x or bound gives NaN, and lo > hi gives hi, as in PyTorch. The selects are the plain ones GCC
+// turns into max/min instructions; a NaN bound enters through `poison` (0, or NaN), since
+// y - 0 is y for every y, -0.0 included.
 template <class C>
 struct Clamp {
   static constexpr Dtypes dtypes = Dtypes::numeric;
-  C lo, hi;
+  C lo, hi, poison;
+
+  KILN_HOST_DEVICE Clamp(C lo_, C hi_) : lo(lo_), hi(hi_), poison(0) {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (is_nan(lo) || is_nan(hi)) poison = std::numeric_limits<C>::quiet_NaN();
+    }
+  }
+
   KILN_HOST_DEVICE C operator()(C x) const {
-    C y = ((x < lo) | is_nan(lo)) ? lo : x;
-    y = ((y > hi) | is_nan(hi)) ? hi : y;
+    C y = x < lo ? lo : x;
+    y = y > hi ? hi : y;
+    if constexpr (std::is_floating_point_v<C>) y = y - poison;
     return is_nan(x) ? x : y;
   }
 };
