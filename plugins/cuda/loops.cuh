@@ -140,11 +140,15 @@ template <class Out, class Op, class... In>
 __global__ void map_contiguous(int64_t n, Op op, Out* __restrict__ out,
                                const In* __restrict__... in) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x * kVec;
+// Grid-stride loops are not unrolled: a sweep covers up to 2^26 elements, so they rarely turn,
+// and each unrolled copy of the functor costs build time (one kernel per pointwise functor).
+#pragma unroll 1
   for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * kVec; i < n; i += step) {
     if (i + kVec <= n) {  // aligned: map() checked every pointer
       *reinterpret_cast<Vec<Out, kVec>*>(out + i) =
           apply_vec<Out>(op, *reinterpret_cast<const Vec<In, kVec>*>(in + i)...);
     } else {
+#pragma unroll 1
       for (int64_t j = i; j < n; ++j) out[j] = op(in[j]...);
     }
   }
@@ -169,6 +173,7 @@ template <class Out, class Op, class... In>
 __global__ void map_strided(int64_t n, Op op, Offsets<1 + sizeof...(In)> offsets, char* out,
                             Pointers<sizeof...(In) + 1> in) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
+#pragma unroll 1
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     map_at<Out, Op, In...>(offsets, i, op, out, in.v, std::index_sequence_for<In...>{});
   }
