@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -36,6 +37,19 @@ Measures measure_kiln() {
   int64_t big = 16 << 20;
   kiln::Tensor x = kiln::rand({big}), y = kiln::rand({big});
   m["add_16M_gbs"] = 3.0 * big * 4 / bench::median_seconds([&] { kiln::Tensor c = x + y; }, 3, 9) / 1e9;
+  // pointwise functors (kiln/sdk/pointwise.hpp) over 1M elements: libm, a NaN-aware select, a
+  // comparison, where, clamp and an integer floor division with its zero-divisor check
+  const int64_t mid = 1 << 20;
+  kiln::Tensor p = kiln::rand({mid}) - 0.5, q = kiln::rand({mid}) - 0.5;
+  kiln::Tensor i = (p * 1000).to(kiln::kInt), j = (q * 10).to(kiln::kInt) + 20;
+  kiln::Tensor cond = p > q;
+  auto us = [](const auto& f) { return bench::median_seconds(f, 5, 9) * 1e6; };
+  m["exp_1M_us"] = us([&] { kiln::Tensor c = kiln::exp(p); });
+  m["maximum_1M_us"] = us([&] { kiln::Tensor c = kiln::maximum(p, q); });
+  m["gt_1M_us"] = us([&] { kiln::Tensor c = kiln::gt(p, q); });
+  m["where_1M_us"] = us([&] { kiln::Tensor c = kiln::where(cond, p, q); });
+  m["clamp_1M_us"] = us([&] { kiln::Tensor c = kiln::clamp(p, -0.25, 0.25); });
+  m["floor_divide_i32_1M_us"] = us([&] { kiln::Tensor c = kiln::floor_divide(i, j); });
   kiln::Tensor mat = kiln::rand({4096, 4096});
   m["sum0_16M_gbs"] =
       1.0 * big * 4 / bench::median_seconds([&] { kiln::Tensor c = kiln::sum(mat, 0); }, 3, 9) / 1e9;
@@ -118,17 +132,24 @@ int main() {
   }
 #endif
   std::string bin = KILN_BENCH_BIN_DIR;
-  Measures libtorch = bench::run_json("test -x " + bin + "/kiln-bench-torch && " + bin +
+  // KILN_BENCH_KILN_ONLY=1: no PyTorch runs (minutes on a loaded machine), for before/after runs
+  const bool kiln_only = std::getenv("KILN_BENCH_KILN_ONLY") != nullptr;
+  Measures libtorch, pytorch;
+  if (!kiln_only) {
+    libtorch = bench::run_json("test -x " + bin + "/kiln-bench-torch && " + bin +
                                "/kiln-bench-torch 2>/dev/null");
-  Measures pytorch = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/torch_bench.py 2>/dev/null");
+    pytorch = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/torch_bench.py 2>/dev/null");
+  }
 
   std::printf("%-22s %10s %12s %10s %10s %10s %12s %10s\n", "measure", "kiln", "limit",
               "kiln/lim", "libtorch", "vs libt.", "pytorch", "vs pyt.");
   const char* keys[] = {"add_1elem_ns",         "matmul_256_gflops", "matmul_512_gflops",
                         "matmul_1024_gflops",   "matmul_2048_gflops", "add_16M_gbs",
-                        "sum0_16M_gbs"};
+                        "sum0_16M_gbs",         "exp_1M_us",         "maximum_1M_us",
+                        "gt_1M_us",             "where_1M_us",       "clamp_1M_us",
+                        "floor_divide_i32_1M_us"};
   for (const char* key : keys) {
-    bool lower_better = std::strstr(key, "_ns") != nullptr;
+    bool lower_better = std::strstr(key, "_ns") != nullptr || std::strstr(key, "_us") != nullptr;
     std::printf("%-22s %10s %12s %10s %10s %10s %12s %10s\n", key, cell(kiln_m, key).c_str(),
                 cell(limit, key).c_str(), ratio(kiln_m, limit, key, lower_better).c_str(),
                 cell(libtorch, key).c_str(), ratio(kiln_m, libtorch, key, lower_better).c_str(),

@@ -40,6 +40,19 @@ def main():
     big = 16 << 20
     x, y = torch.rand(big), torch.rand(big)
     out["add_16M_gbs"] = 3.0 * big * 4 / median_seconds(lambda: x + y, 3, 9) / 1e9
+    mid = 1 << 20
+    p, q = torch.rand(mid) - 0.5, torch.rand(mid) - 0.5
+    i, j = (p * 1000).int(), (q * 10).int() + 20
+    cond = p > q
+
+    def us(f):
+        return median_seconds(f, 5, 9) * 1e6
+    out["exp_1M_us"] = us(lambda: torch.exp(p))
+    out["maximum_1M_us"] = us(lambda: torch.maximum(p, q))
+    out["gt_1M_us"] = us(lambda: torch.gt(p, q))
+    out["where_1M_us"] = us(lambda: torch.where(cond, p, q))
+    out["clamp_1M_us"] = us(lambda: torch.clamp(p, -0.25, 0.25))
+    out["floor_divide_i32_1M_us"] = us(lambda: torch.floor_divide(i, j))
     m = torch.rand(4096, 4096)
     out["sum0_16M_gbs"] = 1.0 * big * 4 / median_seconds(lambda: torch.sum(m, 0), 3, 9) / 1e9
     out["blas"] = blas_name()

@@ -1,60 +1,28 @@
-// Scalar arithmetic with PyTorch's semantics, shared by the kernel families: integer arithmetic
-// that wraps instead of overflowing (two's complement, like PyTorch; signed overflow would be
-// undefined behaviour in C++), dtype conversion rules, and scalar attributes.
+// Scalar helpers of the CPU kernel families: dtype conversion rules, scalar attributes and a
+// vectorized fold; the scalar formulas themselves are kiln/sdk/pointwise.hpp's (integer arithmetic
+// wraps there instead of overflowing: signed overflow would be undefined behaviour in C++).
 #pragma once
 
 #include "loops.hpp"
 
-#include <cmath>
 #include <cstring>
-#include <limits>
+#include <string>
 #include <type_traits>
 
 namespace kiln::cpu {
 
-template <class T>
-constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-// The unsigned type integer arithmetic on T wraps in: at least 32 bits, so that the usual integer
-// promotions never turn it back into a signed int that could overflow.
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
-
-template <class T>
-inline T wrap_add(T a, T b) {
-  if constexpr (is_int_v<T>) {
-    return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b));
-  } else {
-    return a + b;
-  }
-}
-
-template <class T>
-inline T wrap_sub(T a, T b) {
-  if constexpr (is_int_v<T>) {
-    return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b));
-  } else {
-    return a - b;
-  }
-}
-
-template <class T>
-inline T wrap_mul(T a, T b) {
-  if constexpr (is_int_v<T>) {
-    return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b));
-  } else {
-    return a * b;
-  }
-}
-
-template <class T>
-inline T wrap_neg(T a) {
-  if constexpr (is_int_v<T>) {
-    return wrap_sub(T(0), a);
-  } else {
-    return -a;  // not 0 - a: -(+0.0) is -0.0
-  }
-}
+// Wrapping integer arithmetic and NaN-aware max/min, shared with every device.
+using sdk::pointwise::highest_value;
+using sdk::pointwise::is_int_v;
+using sdk::pointwise::is_nan;
+using sdk::pointwise::lowest_value;
+using sdk::pointwise::nan_max;
+using sdk::pointwise::nan_min;
+using sdk::pointwise::wrap_add;
+using sdk::pointwise::wrap_mul;
+using sdk::pointwise::wrap_neg;
+using sdk::pointwise::wrap_sub;
+using sdk::pointwise::wrap_t;
 
 // Converts a compute value to the compute type of D, as copy_ does: to bool is `!= 0`; floating to
 // integer truncates toward zero, through int64 for the narrower integers (so -1.0 becomes 255 as
@@ -84,37 +52,6 @@ inline compute_t<T> scalar_attr(const kiln_attr& a) {
   if (a.kind == KILN_ATTR_I64 || a.kind == KILN_ATTR_BOOL) return convert<T>(a.value.i);
   throw std::invalid_argument(std::string("attribute '") + (a.name ? a.name : "?") +
                               "' is not a scalar (kind " + std::to_string(a.kind) + ")");
-}
-
-// NaN test that compiles to nothing for integers. Also takes a GCC vector (see Vec16), for which
-// it returns a lane mask.
-template <class C>
-inline auto is_nan(C x) {
-  if constexpr (std::is_integral_v<C>) {
-    return false;
-  } else {
-    return x != x;
-  }
-}
-
-// max and min that return a NaN operand (PyTorch's maximum, minimum, amax, amin), for scalars and
-// GCC vectors alike. Conditions are combined with | rather than ||, which would branch.
-template <class C>
-inline C nan_max(C a, C b) {
-  if constexpr (std::is_same_v<C, bool>) {
-    return a | b;
-  } else {
-    return ((a > b) | is_nan(a)) ? a : b;
-  }
-}
-
-template <class C>
-inline C nan_min(C a, C b) {
-  if constexpr (std::is_same_v<C, bool>) {
-    return a & b;
-  } else {
-    return ((a < b) | is_nan(a)) ? a : b;
-  }
 }
 
 // 16 bytes of T as a GCC vector: one SSE register on baseline x86-64. Arithmetic, comparisons and
@@ -148,25 +85,6 @@ T fold(const T* x, int64_t n, T init, const F& f) {
   for (int64_t j = 0; j < k; ++j) acc = f(acc, static_cast<T>(lane[0][j]));
   for (; i < n; ++i) acc = f(acc, x[i]);
   return acc;
-}
-
-// The smallest and largest values of a compute type (infinities for floating types).
-template <class C>
-constexpr C lowest_value() {
-  if constexpr (std::is_floating_point_v<C>) {
-    return -std::numeric_limits<C>::infinity();
-  } else {
-    return std::numeric_limits<C>::lowest();
-  }
-}
-
-template <class C>
-constexpr C highest_value() {
-  if constexpr (std::is_floating_point_v<C>) {
-    return std::numeric_limits<C>::infinity();
-  } else {
-    return std::numeric_limits<C>::max();
-  }
 }
 
 }  // namespace kiln::cpu

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <kiln/sdk/kernel.hpp>
+#include <kiln/sdk/pointwise.hpp>
 
 #include <algorithm>
 #include <array>
@@ -39,14 +40,7 @@ template <class T>
 constexpr bool is_16bit_float_v = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // An unsigned integer type with the size of T, for copying elements without looking at them.
-template <size_t Size>
-struct bits_of;
-template <> struct bits_of<1> { using type = uint8_t; };
-template <> struct bits_of<2> { using type = uint16_t; };
-template <> struct bits_of<4> { using type = uint32_t; };
-template <> struct bits_of<8> { using type = uint64_t; };
-template <class T>
-using bits_t = typename bits_of<sizeof(T)>::type;
+using sdk::pointwise::bits_t;
 
 constexpr int64_t kGrain = 32768;     // elements below which a cheap loop stays on one thread
 constexpr int64_t kGrainHeavy = 2048; // the same for loops that call exp, sin, pow, ...
@@ -84,13 +78,12 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
 
 // ---- dtype dispatch -----------------------------------------------------------------------------
 
-enum class Dtypes { all, numeric, floating, integral_bool };  // numeric: all but bool
+// The dtype sets operators take (numeric: all but bool), shared with the functors of
+// kiln/sdk/pointwise.hpp.
+using sdk::pointwise::Dtypes;
 
 template <Dtypes S, class T>
-constexpr bool in_set_v = S == Dtypes::all ||
-                          (S == Dtypes::numeric && !std::is_same_v<T, bool>) ||
-                          (S == Dtypes::floating && is_floating_v<T>) ||
-                          (S == Dtypes::integral_bool && !is_floating_v<T>);
+constexpr bool in_set_v = sdk::pointwise::accepts_v<S, compute_t<T>>;
 
 [[noreturn]] inline void throw_unsupported(int32_t dtype) {
   throw std::invalid_argument(std::string("dtype ") + sdk::dtype_name(dtype) +

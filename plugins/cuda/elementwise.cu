@@ -1,96 +1,33 @@
 // Elementwise kernels: unary, binary, comparisons and logical operators, where, clamp, fill_ and
-// copy_. Each family is one functor per dtype with the operator as a run-time code (the same for
-// every element, so the branch costs nothing next to the memory traffic): that keeps the plugin to
-// a few dozen kernel instantiations instead of one per (operator, dtype), and its build short.
+// copy_. The pointwise operators are the functors of kiln/sdk/pointwise.hpp, one kernel per
+// (functor, dtype the functor takes); see Note [One scalar formula for every device].
 #include "loops.cuh"
 
-#include <cmath>
+#include <kiln/sdk/pointwise.hpp>
+
 #include <cstring>
 
 namespace kiln::cuda {
 namespace {
 
+namespace pw = sdk::pointwise;
 using sdk::Call;
 using sdk::kernel;
 
-// Set by a kernel that meets an error only the data shows (integer division by zero, a negative
-// integer exponent); read back after the launch by check_device_error.
+// Set by a kernel that meets an error only the data shows (a pw::Error: integer division by
+// zero, a negative integer exponent); read back after the launch by check_device_error.
 __device__ int g_error;
-enum DeviceError : int { kNoError = 0, kZeroDivision = 1, kNegativePower = 2 };
 
 void check_device_error(cudaStream_t stream) {
   int code = 0;
   KILN_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&code, g_error, sizeof code, 0,
                                             cudaMemcpyDeviceToHost, stream));
   KILN_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (code == kNoError) return;
+  if (code == static_cast<int>(pw::Error::none)) return;
   const int zero = 0;
   KILN_CUDA_CHECK(cudaMemcpyToSymbolAsync(g_error, &zero, sizeof zero, 0,
                                           cudaMemcpyHostToDevice, stream));
-  if (code == kZeroDivision) throw std::domain_error("ZeroDivisionError");
-  throw std::domain_error("Integers to negative integer powers are not allowed.");
-}
-
-// Integer arithmetic that wraps (two's complement, like PyTorch) instead of overflowing.
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
-
-// ---- unary ------------------------------------------------------------------------------------
-enum Unary : int { kNeg, kAbs, kSign, kRelu, kBitwiseNot, kExp, kLog, kLog1p, kExpm1, kSqrt, kRsqrt,
-                   kSin, kCos, kTanh, kSigmoid };
-
-template <class T>
-struct UnaryOp {
-  int code;
-  __device__ T operator()(T x) const {
-    using A = acc_t<T>;
-    A a = to_acc(x);
-    if constexpr (std::is_same_v<T, bool>) {
-      return code == kBitwiseNot ? !a : a;  // sign of a bool is itself
-    } else {
-      switch (code) {
-        case kNeg: return from_acc<T>(A(0) - a);
-        case kAbs:
-          if constexpr (std::is_unsigned_v<T>) return x;
-          else return from_acc<T>(a < A(0) ? A(-a) : a);
-        case kSign:
-          if constexpr (std::is_unsigned_v<T>) return T(a > 0);
-          else return from_acc<T>(a > A(0) ? A(1) : a < A(0) ? A(-1) : a);  // NaN stays
-        case kRelu: return from_acc<T>(a > A(0) ? a : a != a ? a : A(0));
-        default: break;
-      }
-      if constexpr (std::is_integral_v<T>) {
-        return static_cast<T>(~a);  // kBitwiseNot
-      } else {
-        switch (code) {
-          case kExp: return from_acc<T>(exp(a));
-          case kLog: return from_acc<T>(log(a));
-          case kLog1p: return from_acc<T>(log1p(a));
-          case kExpm1: return from_acc<T>(expm1(a));
-          case kSqrt: return from_acc<T>(sqrt(a));
-          case kRsqrt: return from_acc<T>(A(1) / sqrt(a));
-          case kSin: return from_acc<T>(sin(a));
-          case kCos: return from_acc<T>(cos(a));
-          case kTanh: return from_acc<T>(tanh(a));
-          default: return from_acc<T>(A(1) / (A(1) + exp(-a)));  // kSigmoid
-        }
-      }
-    }
-  }
-};
-
-// Which dtypes an operator takes (docs/primitives.md); the core checks too, this guards the
-// kernels' assumptions.
-enum Dtypes { kAll, kNumeric, kFloating, kIntegralBool };
-
-template <class T>
-bool accepts(Dtypes d) {
-  switch (d) {
-    case kAll: return true;
-    case kNumeric: return !std::is_same_v<T, bool>;
-    case kFloating: return is_float_v<T>;
-    default: return !is_float_v<T>;
-  }
+  pw::throw_if_error(static_cast<pw::Error>(code));
 }
 
 [[noreturn]] void refuse(const Call& call, int32_t dtype) {
@@ -98,195 +35,101 @@ bool accepts(Dtypes d) {
                               sdk::dtype_name(dtype));
 }
 
-template <int Code, Dtypes D>
+// A functor of kiln/sdk/pointwise.hpp on stored elements of type T: computed in acc_t<T>, the
+// result stored as Out. A data-dependent error is recorded in g_error.
+template <class Out, class T, class Op>
+struct Pointwise {
+  Op op;
+  __device__ Out operator()(T x) const { return from_acc<Out>(op(to_acc(x))); }
+  __device__ Out operator()(T x, T y) const {
+    const acc_t<T> a = to_acc(x), b = to_acc(y);
+    if constexpr (pw::can_fail_v<Op, acc_t<T>>) {
+      const pw::Error e = Op::error(a, b);
+      if (e != pw::Error::none) atomicExch(&g_error, static_cast<int>(e));
+    }
+    return from_acc<Out>(op(a, b));
+  }
+};
+
+// out = Op(x) for the dtypes Op takes; out is bool for the operators that return bool.
+template <class Op>
 void unary_kernel(const Call& call) {
-  visit_dtype(call.output(0).dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if (!accepts<T>(D)) refuse(call, call.output(0).dtype);
-    map<T, T>(stream_of(call), UnaryOp<T>{Code}, call.output(0), {&call.input(0)});
-  });
-}
-
-// ---- binary -----------------------------------------------------------------------------------
-enum Binary : int { kAdd, kSub, kMul, kDiv, kFloorDivide, kRemainder, kFmod, kPow, kMaximum,
-                    kMinimum, kAnd, kOr, kXor };
-
-template <class T>
-struct BinaryOp {
-  int code;
-  acc_t<T> alpha;
-  __device__ T operator()(T x, T y) const {
-    using A = acc_t<T>;
-    A a = to_acc(x), b = to_acc(y);
-    if constexpr (std::is_same_v<T, bool>) {
-      switch (code) {
-        case kAdd: return a || (alpha && b);
-        case kMul: case kAnd: return a && b;
-        case kOr: case kMaximum: return a || b;
-        case kMinimum: return a && b;
-        default: return a != b;  // kXor
-      }
-    } else if constexpr (std::is_integral_v<T>) {
-      using W = wrap_t<T>;
-      switch (code) {
-        case kAdd: return T(W(a) + W(alpha) * W(b));
-        case kSub: return T(W(a) - W(alpha) * W(b));
-        case kMul: return T(W(a) * W(b));
-        case kMaximum: return a > b ? a : b;
-        case kMinimum: return a < b ? a : b;
-        case kAnd: return a & b;
-        case kOr: return a | b;
-        case kXor: return a ^ b;
-        case kPow: {
-          if constexpr (std::is_signed_v<T>) {
-            if (b < 0) {
-              atomicExch(&g_error, kNegativePower);
-              return 0;
-            }
-          }
-          W r = 1, base = W(a);
-          for (uint64_t e = uint64_t(b); e != 0; e >>= 1) {
-            if (e & 1) r *= base;
-            base *= base;
-          }
-          return T(r);
-        }
-        default: break;
-      }
-      if (b == 0) {
-        atomicExch(&g_error, kZeroDivision);
-        return 0;
-      }
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return code == kFloorDivide ? T(W(0) - W(a)) : T(0);  // no INT_MIN / -1
-        T q = a / b, r = a % b;
-        if (code == kFmod) return r;
-        bool adjust = r != 0 && ((r < 0) != (b < 0));
-        if (code == kRemainder) return adjust ? T(r + b) : r;
-        return adjust ? T(q - 1) : q;  // kFloorDivide
-      } else {
-        return code == kFloorDivide ? T(a / b) : T(a % b);
-      }
-    } else {
-      switch (code) {
-        case kAdd: return from_acc<T>(a + alpha * b);
-        case kSub: return from_acc<T>(a - alpha * b);
-        case kMul: return from_acc<T>(a * b);
-        case kDiv: return from_acc<T>(a / b);
-        case kFmod: return from_acc<T>(fmod(a, b));
-        case kRemainder: {
-          A mod = fmod(a, b);
-          return from_acc<T>(mod != A(0) && ((b < A(0)) != (mod < A(0))) ? mod + b : mod);
-        }
-        case kFloorDivide: {  // PyTorch's div_floor_floating
-          if (b == A(0)) return from_acc<T>(a / b);
-          A mod = fmod(a, b);
-          A div = (a - mod) / b;
-          if (mod != A(0) && (b < A(0)) != (mod < A(0))) div -= A(1);
-          if (div == A(0)) return from_acc<T>(copysign(A(0), a / b));
-          A floordiv = floor(div);
-          if (div - floordiv > A(0.5)) floordiv += A(1);
-          return from_acc<T>(floordiv);
-        }
-        case kPow: return from_acc<T>(pow(a, b));
-        case kMaximum: return from_acc<T>(a != a ? a : b != b ? b : a > b ? a : b);
-        default: return from_acc<T>(a != a ? a : b != b ? b : a < b ? a : b);  // kMinimum
-      }
-    }
-  }
-};
-
-template <int Code, Dtypes D>
-void binary_kernel(const Call& call) {
-  visit_dtype(call.output(0).dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if (!accepts<T>(D) || (std::is_same_v<T, bool> && Code == kSub)) {
-      refuse(call, call.output(0).dtype);
-    }
-    acc_t<T> alpha = (Code == kAdd || Code == kSub) ? call.attr_scalar<acc_t<T>>(0) : acc_t<T>(1);
-    cudaStream_t stream = stream_of(call);
-    map<T, T, T>(stream, BinaryOp<T>{Code, alpha}, call.output(0),
-                 {&call.input(0), &call.input(1)});
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      if (Code == kFloorDivide || Code == kRemainder || Code == kFmod || Code == kPow) {
-        check_device_error(stream);
-      }
-    }
-  });
-}
-
-// ---- comparisons and logical operators (bool out) ----------------------------------------------
-enum Compare : int { kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr, kLogicalXor,
-                     kLogicalNot };
-
-template <class T>
-struct CompareOp {
-  int code;
-  __device__ bool operator()(T x, T y) const {
-    acc_t<T> a = to_acc(x), b = to_acc(y);
-    switch (code) {
-      case kEq: return a == b;
-      case kNe: return a != b;
-      case kLt: return a < b;
-      case kLe: return a <= b;
-      case kGt: return a > b;
-      case kGe: return a >= b;
-      case kLogicalAnd: return a != acc_t<T>(0) && b != acc_t<T>(0);
-      case kLogicalOr: return a != acc_t<T>(0) || b != acc_t<T>(0);
-      default: return (a != acc_t<T>(0)) != (b != acc_t<T>(0));  // kLogicalXor
-    }
-  }
-  __device__ bool operator()(T x) const { return !(to_acc(x) != acc_t<T>(0)); }  // kLogicalNot
-};
-
-template <int Code>
-void compare_kernel(const Call& call) {
   visit_dtype(call.input(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (Code == kLogicalNot) {
-      map<bool, T>(stream_of(call), CompareOp<T>{Code}, call.output(0), {&call.input(0)});
+    using A = acc_t<T>;
+    if constexpr (pw::accepts_v<Op::dtypes, A>) {
+      using Out = std::conditional_t<std::is_same_v<decltype(Op{}(A{})), bool>, bool, T>;
+      map<Out, T>(stream_of(call), Pointwise<Out, T, Op>{}, call.output(0), {&call.input(0)});
     } else {
-      map<bool, T, T>(stream_of(call), CompareOp<T>{Code}, call.output(0),
-                      {&call.input(0), &call.input(1)});
+      refuse(call, call.input(0).dtype);
+    }
+  });
+}
+
+// out = Op(a, b) for the dtypes Op takes (a and b of that dtype); out is bool for comparisons.
+template <class Op>
+void binary_kernel(const Call& call) {
+  visit_dtype(call.input(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = acc_t<T>;
+    if constexpr (pw::accepts_v<Op::dtypes, A>) {
+      using Out = std::conditional_t<std::is_same_v<decltype(Op{}(A{}, A{})), bool>, bool, T>;
+      cudaStream_t stream = stream_of(call);
+      map<Out, T, T>(stream, Pointwise<Out, T, Op>{}, call.output(0),
+                     {&call.input(0), &call.input(1)});
+      if constexpr (pw::can_fail_v<Op, A>) check_device_error(stream);
+    } else {
+      refuse(call, call.input(0).dtype);
+    }
+  });
+}
+
+// add: a + alpha * b; sub: a - alpha * b, which is add with -alpha: one kernel per dtype.
+template <bool Subtract>
+void add_sub_kernel(const Call& call) {
+  constexpr pw::Dtypes S = Subtract ? pw::Sub::dtypes : pw::Add::dtypes;
+  visit_dtype(call.output(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = acc_t<T>;
+    if constexpr (pw::accepts_v<S, A>) {
+      A alpha = call.has_attr(0) ? call.attr_scalar<A>(0) : A(1);
+      if constexpr (Subtract) alpha = pw::wrap_neg(alpha);
+      using Op = pw::AddScaled<A>;
+      map<T, T, T>(stream_of(call), Pointwise<T, T, Op>{Op{alpha}}, call.output(0),
+                   {&call.input(0), &call.input(1)});
+    } else {
+      refuse(call, call.output(0).dtype);
     }
   });
 }
 
 // ---- where, clamp, fill_ ----------------------------------------------------------------------
-template <class T>
-struct WhereOp {
-  __device__ T operator()(bool c, T a, T b) const { return c ? a : b; }
-};
-
-void where_kernel(const Call& call) {
-  visit_dtype(call.output(0).dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    map<T, bool, T, T>(stream_of(call), WhereOp<T>{}, call.output(0),
-                       {&call.input(0), &call.input(1), &call.input(2)});
-  });
+// where(cond, a, b) moves the elements as bits: one kernel per element size.
+template <class B>
+void where_bits(const Call& call) {
+  map<B, bool, B, B>(stream_of(call), pw::Where{}, call.output(0),
+                     {&call.input(0), &call.input(1), &call.input(2)});
 }
 
-template <class T>
-struct ClampOp {
-  acc_t<T> lo, hi;
-  bool has_lo, has_hi;
-  __device__ T operator()(T x) const {
-    acc_t<T> a = to_acc(x);
-    if (a != a) return x;  // NaN propagates
-    if (has_lo && a < lo) a = lo;
-    if (has_hi && a > hi) a = hi;
-    return from_acc<T>(a);
-  }
-};
+void where_kernel(const Call& call) {
+  visit_dtype(call.output(0).dtype,
+              [&](auto tag) { where_bits<pw::bits_t<typename decltype(tag)::type>>(call); });
+}
 
 void clamp_kernel(const Call& call) {
   visit_dtype(call.output(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (std::is_same_v<T, bool>) refuse(call, call.output(0).dtype);
-    ClampOp<T> op{acc_t<T>(0), acc_t<T>(0), call.has_attr(0), call.has_attr(1)};
-    if (op.has_lo) op.lo = call.attr_scalar<acc_t<T>>(0);
-    if (op.has_hi) op.hi = call.attr_scalar<acc_t<T>>(1);
-    map<T, T>(stream_of(call), op, call.output(0), {&call.input(0)});
+    using A = acc_t<T>;
+    using Op = pw::Clamp<A>;
+    if constexpr (pw::accepts_v<Op::dtypes, A>) {
+      const Op op{pw::clamp_bound<A>(call.has_attr(0) ? &call.attr(0) : nullptr,
+                                     pw::lowest_value<A>()),
+                  pw::clamp_bound<A>(call.has_attr(1) ? &call.attr(1) : nullptr,
+                                     pw::highest_value<A>())};
+      map<T, T>(stream_of(call), Pointwise<T, T, Op>{op}, call.output(0), {&call.input(0)});
+    } else {
+      refuse(call, call.output(0).dtype);
+    }
   });
 }
 
@@ -416,44 +259,44 @@ void copy_convert(const kiln_tensor& dst, const kiln_tensor& src, cudaStream_t s
 void register_elementwise(KernelTable& t) {
   t.add("fill_", kernel<fill_kernel>);
   t.add("copy_", kernel<copy_kernel>);
-  t.add("neg", kernel<unary_kernel<kNeg, kNumeric>>);
-  t.add("abs", kernel<unary_kernel<kAbs, kNumeric>>);
-  t.add("sign", kernel<unary_kernel<kSign, kAll>>);
-  t.add("relu", kernel<unary_kernel<kRelu, kNumeric>>);
-  t.add("bitwise_not", kernel<unary_kernel<kBitwiseNot, kIntegralBool>>);
-  t.add("logical_not", kernel<compare_kernel<kLogicalNot>>);
-  t.add("exp", kernel<unary_kernel<kExp, kFloating>>);
-  t.add("log", kernel<unary_kernel<kLog, kFloating>>);
-  t.add("log1p", kernel<unary_kernel<kLog1p, kFloating>>);
-  t.add("expm1", kernel<unary_kernel<kExpm1, kFloating>>);
-  t.add("sqrt", kernel<unary_kernel<kSqrt, kFloating>>);
-  t.add("rsqrt", kernel<unary_kernel<kRsqrt, kFloating>>);
-  t.add("sin", kernel<unary_kernel<kSin, kFloating>>);
-  t.add("cos", kernel<unary_kernel<kCos, kFloating>>);
-  t.add("tanh", kernel<unary_kernel<kTanh, kFloating>>);
-  t.add("sigmoid", kernel<unary_kernel<kSigmoid, kFloating>>);
-  t.add("add", kernel<binary_kernel<kAdd, kAll>>);
-  t.add("sub", kernel<binary_kernel<kSub, kAll>>);
-  t.add("mul", kernel<binary_kernel<kMul, kAll>>);
-  t.add("div", kernel<binary_kernel<kDiv, kFloating>>);
-  t.add("floor_divide", kernel<binary_kernel<kFloorDivide, kNumeric>>);
-  t.add("remainder", kernel<binary_kernel<kRemainder, kNumeric>>);
-  t.add("fmod", kernel<binary_kernel<kFmod, kNumeric>>);
-  t.add("pow", kernel<binary_kernel<kPow, kNumeric>>);
-  t.add("maximum", kernel<binary_kernel<kMaximum, kAll>>);
-  t.add("minimum", kernel<binary_kernel<kMinimum, kAll>>);
-  t.add("bitwise_and", kernel<binary_kernel<kAnd, kIntegralBool>>);
-  t.add("bitwise_or", kernel<binary_kernel<kOr, kIntegralBool>>);
-  t.add("bitwise_xor", kernel<binary_kernel<kXor, kIntegralBool>>);
-  t.add("eq", kernel<compare_kernel<kEq>>);
-  t.add("ne", kernel<compare_kernel<kNe>>);
-  t.add("lt", kernel<compare_kernel<kLt>>);
-  t.add("le", kernel<compare_kernel<kLe>>);
-  t.add("gt", kernel<compare_kernel<kGt>>);
-  t.add("ge", kernel<compare_kernel<kGe>>);
-  t.add("logical_and", kernel<compare_kernel<kLogicalAnd>>);
-  t.add("logical_or", kernel<compare_kernel<kLogicalOr>>);
-  t.add("logical_xor", kernel<compare_kernel<kLogicalXor>>);
+  t.add("neg", kernel<unary_kernel<pw::Neg>>);
+  t.add("abs", kernel<unary_kernel<pw::Abs>>);
+  t.add("sign", kernel<unary_kernel<pw::Sign>>);
+  t.add("relu", kernel<unary_kernel<pw::Relu>>);
+  t.add("bitwise_not", kernel<unary_kernel<pw::BitwiseNot>>);
+  t.add("logical_not", kernel<unary_kernel<pw::LogicalNot>>);
+  t.add("exp", kernel<unary_kernel<pw::Exp>>);
+  t.add("log", kernel<unary_kernel<pw::Log>>);
+  t.add("log1p", kernel<unary_kernel<pw::Log1p>>);
+  t.add("expm1", kernel<unary_kernel<pw::Expm1>>);
+  t.add("sqrt", kernel<unary_kernel<pw::Sqrt>>);
+  t.add("rsqrt", kernel<unary_kernel<pw::Rsqrt>>);
+  t.add("sin", kernel<unary_kernel<pw::Sin>>);
+  t.add("cos", kernel<unary_kernel<pw::Cos>>);
+  t.add("tanh", kernel<unary_kernel<pw::Tanh>>);
+  t.add("sigmoid", kernel<unary_kernel<pw::Sigmoid>>);
+  t.add("add", kernel<add_sub_kernel<false>>);
+  t.add("sub", kernel<add_sub_kernel<true>>);
+  t.add("mul", kernel<binary_kernel<pw::Mul>>);
+  t.add("div", kernel<binary_kernel<pw::Div>>);
+  t.add("floor_divide", kernel<binary_kernel<pw::FloorDivide>>);
+  t.add("remainder", kernel<binary_kernel<pw::Remainder>>);
+  t.add("fmod", kernel<binary_kernel<pw::Fmod>>);
+  t.add("pow", kernel<binary_kernel<pw::Pow>>);
+  t.add("maximum", kernel<binary_kernel<pw::Maximum>>);
+  t.add("minimum", kernel<binary_kernel<pw::Minimum>>);
+  t.add("bitwise_and", kernel<binary_kernel<pw::BitwiseAnd>>);
+  t.add("bitwise_or", kernel<binary_kernel<pw::BitwiseOr>>);
+  t.add("bitwise_xor", kernel<binary_kernel<pw::BitwiseXor>>);
+  t.add("eq", kernel<binary_kernel<pw::Eq>>);
+  t.add("ne", kernel<binary_kernel<pw::Ne>>);
+  t.add("lt", kernel<binary_kernel<pw::Lt>>);
+  t.add("le", kernel<binary_kernel<pw::Le>>);
+  t.add("gt", kernel<binary_kernel<pw::Gt>>);
+  t.add("ge", kernel<binary_kernel<pw::Ge>>);
+  t.add("logical_and", kernel<binary_kernel<pw::LogicalAnd>>);
+  t.add("logical_or", kernel<binary_kernel<pw::LogicalOr>>);
+  t.add("logical_xor", kernel<binary_kernel<pw::LogicalXor>>);
   t.add("where", kernel<where_kernel>);
   t.add("clamp", kernel<clamp_kernel>);
 }

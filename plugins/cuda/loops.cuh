@@ -1,6 +1,7 @@
 // The CUDA plugin's generic loops: element types, conversions, an offset calculator for strided
-// operands, and map(): one vectorized grid-stride loop for contiguous operands and one for
-// strided ones, into which each elementwise operator plugs a functor.
+// operands, and map(): one vectorized grid-stride loop for contiguous operands and one for the
+// rest, into which each elementwise operator plugs a functor. Two kernels per map()
+// instantiation, since each pointwise functor instantiates its own (plugins/cuda/elementwise.cu).
 #pragma once
 
 #include "cuda_plugin.hpp"
@@ -95,14 +96,20 @@ struct Offsets {
     }
   }
 
+  // The outermost dimension needs no division (index is below numel), so a contiguous operand
+  // (one merged dimension) costs a multiplication.
   __device__ __forceinline__ void get(int64_t index, int64_t (&off)[N]) const {
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] = 0;
-    for (int d = 0; d < ndim; ++d) {
+    for (int d = 0; d + 1 < ndim; ++d) {
       int64_t i = index % sizes[d];
       index /= sizes[d];
 #pragma unroll
       for (int k = 0; k < N; ++k) off[k] += i * strides[d][k];
+    }
+    if (ndim > 0) {
+#pragma unroll
+      for (int k = 0; k < N; ++k) off[k] += index * strides[ndim - 1][k];
     }
   }
 };
@@ -133,23 +140,17 @@ template <class Out, class Op, class... In>
 __global__ void map_contiguous(int64_t n, Op op, Out* __restrict__ out,
                                const In* __restrict__... in) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x * kVec;
+// Grid-stride loops are not unrolled: a sweep covers up to 2^26 elements, so they rarely turn,
+// and each unrolled copy of the functor costs build time (one kernel per pointwise functor).
+#pragma unroll 1
   for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * kVec; i < n; i += step) {
     if (i + kVec <= n) {  // aligned: map() checked every pointer
       *reinterpret_cast<Vec<Out, kVec>*>(out + i) =
           apply_vec<Out>(op, *reinterpret_cast<const Vec<In, kVec>*>(in + i)...);
     } else {
+#pragma unroll 1
       for (int64_t j = i; j < n; ++j) out[j] = op(in[j]...);
     }
-  }
-}
-
-// Scalar loads where the pointers are not aligned to a vector.
-template <class Out, class Op, class... In>
-__global__ void map_contiguous_scalar(int64_t n, Op op, Out* __restrict__ out,
-                                      const In* __restrict__... in) {
-  const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    out[i] = op(in[i]...);
   }
 }
 
@@ -172,6 +173,7 @@ template <class Out, class Op, class... In>
 __global__ void map_strided(int64_t n, Op op, Offsets<1 + sizeof...(In)> offsets, char* out,
                             Pointers<sizeof...(In) + 1> in) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
+#pragma unroll 1
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     map_at<Out, Op, In...>(offsets, i, op, out, in.v, std::index_sequence_for<In...>{});
   }
@@ -189,15 +191,10 @@ void map_impl(cudaStream_t stream, Op op, const kiln_tensor& out, const kiln_ten
   const int64_t n = sdk::numel(out);
   if (n == 0) return;
   const bool contiguous = sdk::is_contiguous(out) && (sdk::is_contiguous(*in[K]) && ...);
-  if (contiguous) {
-    if (aligned_to_vec<Out>(out.data) && (aligned_to_vec<In>(in[K]->data) && ...)) {
-      map_contiguous<Out, Op, In...><<<blocks_for(n, kVec), kThreads, 0, stream>>>(
-          n, op, static_cast<Out*>(out.data), static_cast<const In*>(in[K]->data)...);
-    } else {
-      map_contiguous_scalar<Out, Op, In...><<<blocks_for(n, 1), kThreads, 0, stream>>>(
-          n, op, static_cast<Out*>(out.data), static_cast<const In*>(in[K]->data)...);
-    }
-  } else {
+  if (contiguous && aligned_to_vec<Out>(out.data) && (aligned_to_vec<In>(in[K]->data) && ...)) {
+    map_contiguous<Out, Op, In...><<<blocks_for(n, kVec), kThreads, 0, stream>>>(
+        n, op, static_cast<Out*>(out.data), static_cast<const In*>(in[K]->data)...);
+  } else {  // strided, or contiguous without vector alignment (one merged dimension)
     const kiln_tensor* ops[N] = {&out, in[K]...};
     Pointers<N> ptrs{{static_cast<const char*>(in[K]->data)..., nullptr}};
     map_strided<Out, Op, In...><<<blocks_for(n, 1), kThreads, 0, stream>>>(

@@ -1,18 +1,19 @@
 // Elementwise primitives of the "ref" device as plain loops: fill_, copy_, unary and binary
-// arithmetic, comparisons, where, and the random fills. The core has broadcast the inputs,
+// arithmetic, comparisons and where (the scalar formulas of kiln/sdk/pointwise.hpp, which every
+// device shares), and the random fills. The core has broadcast the inputs,
 // converted them to the dtypes docs/primitives.md states and allocated the outputs.
 #include "ref.hpp"
 
 #include <kiln/sdk/philox.hpp>
+#include <kiln/sdk/pointwise.hpp>
 
-#include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
 namespace ref {
 namespace {
 
+namespace pw = kiln::sdk::pointwise;
 using kiln::sdk::compute_t;
 using kiln::sdk::is_floating_v;
 using kiln::sdk::kernel;
@@ -52,137 +53,73 @@ void copy(const Call& c) {
   });
 }
 
-template <class C>
-bool is_negative(C x) {
-  if constexpr (std::is_unsigned_v<C>) {
-    return false;
-  } else {
-    return x < C(0);
-  }
-}
-
-// out = f(x), computed in x's compute type; Floating: the operator takes floating dtypes only.
-template <bool Floating, class F>
-void unary(const Call& c, F f) {
+// out = Op(x) in x's compute type, for the dtypes Op takes (kiln/sdk/pointwise.hpp); out has x's
+// dtype, or bool for the operators that return bool.
+template <class Op>
+void unary(const Call& c) {
   const kiln_tensor& out = c.output(0);
   const kiln_tensor& x = c.input(0);
-  visit_dtype(out.dtype, [&](auto tag) {
+  visit_dtype(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool> || (Floating && !is_floating_v<T>)) {
-      unsupported(c, out.dtype);
+    using C = compute_t<T>;
+    if constexpr (pw::accepts_v<Op::dtypes, C>) {
+      using Out = std::conditional_t<std::is_same_v<decltype(Op{}(C{})), bool>, bool, T>;
+      for_each_element<2>({&out, &x}, [&](char** p) { store<Out>(p[0], Op{}(load<T>(p[1]))); });
     } else {
-      using C = compute_t<T>;
-      for_each_element<2>({&out, &x}, [&](char** p) { store<T>(p[0], C(f(load<T>(p[1])))); });
+      unsupported(c, x.dtype);
     }
   });
 }
 
-#define REF_UNARY(name, floating, expr)                                       \
-  void name(const Call& c) {                                                  \
-    unary<floating>(c, [](auto x) { return expr; });                          \
-  }
-REF_UNARY(neg, false, -x)
-REF_UNARY(abs_, false, is_negative(x) ? -x : x)
-REF_UNARY(relu, false, is_negative(x) ? decltype(x)(0) : x)  // NaN stays NaN
-REF_UNARY(exp_, true, std::exp(x))
-REF_UNARY(log_, true, std::log(x))
-REF_UNARY(sqrt_, true, std::sqrt(x))
-REF_UNARY(rsqrt, true, 1 / std::sqrt(x))
-REF_UNARY(sin_, true, std::sin(x))
-REF_UNARY(cos_, true, std::cos(x))
-REF_UNARY(tanh_, true, std::tanh(x))
-REF_UNARY(sigmoid, true, 1 / (1 + std::exp(-x)))
-#undef REF_UNARY
-
-// out = f(a, b) in the compute type of out's dtype; bool: g(a, b) on bools, when given.
-template <bool Floating, class F>
-void binary(const Call& c, F f) {
-  const kiln_tensor& out = c.output(0);
-  visit_dtype(out.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool> || (Floating && !is_floating_v<T>)) {
-      unsupported(c, out.dtype);
-    } else {
-      using C = compute_t<T>;
-      for_each_element<3>({&out, &c.input(0), &c.input(1)}, [&](char** p) {
-        store<T>(p[0], C(f(load<T>(p[1]), load<T>(p[2]))));
-      });
-    }
-  });
-}
-
-// add and sub: a + alpha * b, a - alpha * b; on bool, add is "or".
-template <int Sign>
-void add_sub(const Call& c) {
-  if (c.output(0).dtype == KILN_BOOL && Sign > 0) {
-    for_each_element<3>({&c.output(0), &c.input(0), &c.input(1)}, [&](char** p) {
-      store<bool>(p[0], load<bool>(p[1]) || load<bool>(p[2]));
-    });
-    return;
-  }
-  visit_dtype(c.output(0).dtype, [&](auto tag) {
-    using C = compute_t<typename decltype(tag)::type>;
-    C alpha = c.attr_scalar<C>(0);
-    binary<false>(c, [&](C a, C b) { return Sign > 0 ? a + alpha * b : a - alpha * b; });
-  });
-}
-
-void mul(const Call& c) {
-  if (c.output(0).dtype == KILN_BOOL) {
-    for_each_element<3>({&c.output(0), &c.input(0), &c.input(1)}, [&](char** p) {
-      store<bool>(p[0], load<bool>(p[1]) && load<bool>(p[2]));
-    });
-    return;
-  }
-  binary<false>(c, [](auto a, auto b) { return a * b; });
-}
-
-void div(const Call& c) {
-  binary<true>(c, [](auto a, auto b) { return a / b; });
-}
-
-// maximum and minimum: NaN propagates.
-template <bool Max>
-void extreme(const Call& c) {
-  if (c.output(0).dtype == KILN_BOOL) {  // max is "or", min is "and"
-    for_each_element<3>({&c.output(0), &c.input(0), &c.input(1)}, [&](char** p) {
-      bool a = load<bool>(p[1]), b = load<bool>(p[2]);
-      store<bool>(p[0], Max ? a || b : a && b);
-    });
-    return;
-  }
-  binary<false>(c, [](auto a, auto b) {
-    if constexpr (std::is_floating_point_v<decltype(a)>) {
-      if (std::isnan(a) || std::isnan(b)) return a + b;
-    }
-    return Max ? (a < b ? b : a) : (b < a ? b : a);
-  });
-}
-
-// eq, ne, lt, le, gt, ge: inputs of one (any) dtype, a bool output.
-template <class F>
-void compare(const Call& c, F f) {
+// out = op(a, b) in the compute type of a and b, for the dtypes Op takes; out has their dtype, or
+// bool for comparisons. An error only the data shows (integer division by zero) throws.
+template <class Op>
+void binary_with(const Call& c, const Op& op) {
   visit_dtype(c.input(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for_each_element<3>({&c.output(0), &c.input(0), &c.input(1)}, [&](char** p) {
-      store<bool>(p[0], f(load<T>(p[1]), load<T>(p[2])));
-    });
+    using C = compute_t<T>;
+    if constexpr (pw::accepts_v<Op::dtypes, C>) {
+      using Out = std::conditional_t<std::is_same_v<decltype(op(C{}, C{})), bool>, bool, T>;
+      for_each_element<3>({&c.output(0), &c.input(0), &c.input(1)}, [&](char** p) {
+        const C a = load<T>(p[1]), b = load<T>(p[2]);
+        if constexpr (pw::can_fail_v<Op, C>) pw::throw_if_error(Op::error(a, b));
+        store<Out>(p[0], op(a, b));
+      });
+    } else {
+      unsupported(c, c.input(0).dtype);
+    }
   });
 }
 
-void eq(const Call& c) { compare(c, [](auto a, auto b) { return a == b; }); }
-void ne(const Call& c) { compare(c, [](auto a, auto b) { return a != b; }); }
-void lt(const Call& c) { compare(c, [](auto a, auto b) { return a < b; }); }
-void le(const Call& c) { compare(c, [](auto a, auto b) { return a <= b; }); }
-void gt(const Call& c) { compare(c, [](auto a, auto b) { return a > b; }); }
-void ge(const Call& c) { compare(c, [](auto a, auto b) { return a >= b; }); }
+template <class Op>
+void binary(const Call& c) {
+  binary_with(c, Op{});
+}
 
-// where(cond, a, b): a where cond, else b.
+// add and sub: a + alpha * b and a - alpha * b, which is add with -alpha.
+template <bool Subtract>
+void add_sub(const Call& c) {
+  constexpr pw::Dtypes kDtypes = Subtract ? pw::Sub::dtypes : pw::Add::dtypes;
+  visit_dtype(c.output(0).dtype, [&](auto tag) {
+    using C = compute_t<typename decltype(tag)::type>;
+    if constexpr (pw::accepts_v<kDtypes, C>) {
+      C alpha = c.has_attr(0) ? c.attr_scalar<C>(0) : C(1);
+      if constexpr (Subtract) alpha = pw::wrap_neg(alpha);
+      binary_with(c, pw::AddScaled<C>{alpha});
+    } else {
+      unsupported(c, c.output(0).dtype);
+    }
+  });
+}
+
+// where(cond, a, b): a where cond, else b, moved as bits.
 void where(const Call& c) {
   const kiln_tensor& out = c.output(0);
-  size_t item = kiln::sdk::dtype_size(out.dtype);
-  for_each_element<4>({&out, &c.input(0), &c.input(1), &c.input(2)}, [&](char** p) {
-    std::memcpy(p[0], load<bool>(p[1]) ? p[2] : p[3], item);
+  visit_dtype(out.dtype, [&](auto tag) {
+    using B = pw::bits_t<typename decltype(tag)::type>;
+    for_each_element<4>({&out, &c.input(0), &c.input(1), &c.input(2)}, [&](char** p) {
+      store<B>(p[0], pw::Where{}(load<bool>(p[1]), load<B>(p[2]), load<B>(p[3])));
+    });
   });
 }
 
@@ -241,16 +178,34 @@ kiln_status register_elementwise(Register add) {
     kiln_kernel_fn fn;
   };
   const Entry entries[] = {
-      {"fill_", kernel<fill>},       {"copy_", kernel<copy>},         {"neg", kernel<neg>},
-      {"abs", kernel<abs_>},         {"relu", kernel<relu>},          {"exp", kernel<exp_>},
-      {"log", kernel<log_>},         {"sqrt", kernel<sqrt_>},         {"rsqrt", kernel<rsqrt>},
-      {"sin", kernel<sin_>},         {"cos", kernel<cos_>},           {"tanh", kernel<tanh_>},
-      {"sigmoid", kernel<sigmoid>},  {"add", kernel<add_sub<1>>},     {"sub", kernel<add_sub<-1>>},
-      {"mul", kernel<mul>},          {"div", kernel<div>},            {"maximum", kernel<extreme<true>>},
-      {"minimum", kernel<extreme<false>>},                            {"eq", kernel<eq>},
-      {"ne", kernel<ne>},            {"lt", kernel<lt>},              {"le", kernel<le>},
-      {"gt", kernel<gt>},            {"ge", kernel<ge>},              {"where", kernel<where>},
-      {"uniform_", kernel<uniform>}, {"normal_", kernel<normal>},
+      {"fill_", kernel<fill>},
+      {"copy_", kernel<copy>},
+      {"neg", kernel<unary<pw::Neg>>},
+      {"abs", kernel<unary<pw::Abs>>},
+      {"relu", kernel<unary<pw::Relu>>},
+      {"exp", kernel<unary<pw::Exp>>},
+      {"log", kernel<unary<pw::Log>>},
+      {"sqrt", kernel<unary<pw::Sqrt>>},
+      {"rsqrt", kernel<unary<pw::Rsqrt>>},
+      {"sin", kernel<unary<pw::Sin>>},
+      {"cos", kernel<unary<pw::Cos>>},
+      {"tanh", kernel<unary<pw::Tanh>>},
+      {"sigmoid", kernel<unary<pw::Sigmoid>>},
+      {"add", kernel<add_sub<false>>},
+      {"sub", kernel<add_sub<true>>},
+      {"mul", kernel<binary<pw::Mul>>},
+      {"div", kernel<binary<pw::Div>>},
+      {"maximum", kernel<binary<pw::Maximum>>},
+      {"minimum", kernel<binary<pw::Minimum>>},
+      {"eq", kernel<binary<pw::Eq>>},
+      {"ne", kernel<binary<pw::Ne>>},
+      {"lt", kernel<binary<pw::Lt>>},
+      {"le", kernel<binary<pw::Le>>},
+      {"gt", kernel<binary<pw::Gt>>},
+      {"ge", kernel<binary<pw::Ge>>},
+      {"where", kernel<where>},
+      {"uniform_", kernel<uniform>},
+      {"normal_", kernel<normal>},
   };
   for (const Entry& e : entries) {
     if (add(e.op, e.fn) != 0) return 1;

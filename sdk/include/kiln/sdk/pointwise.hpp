@@ -1,0 +1,536 @@
+// The scalar formulas of kiln's pointwise operators, written once for every device: each operator
+// is a functor whose call operator takes and returns compute-type values (float for the 16-bit
+// floats, the type itself otherwise; see compute_t in kiln/sdk/kernel.hpp). A plugin's loops
+// convert stored elements to the compute type, call the functor and convert back; the CPU plugin
+// vectorizes them, the CUDA plugin instantiates one kernel per functor, the "ref" example calls
+// them in plain loops. Every formula follows PyTorch, edge cases included.
+//
+// Note [One scalar formula for every device]
+// - A functor has a templated `operator()` (KILN_HOST_DEVICE: host and CUDA device code) over
+//   the compute type C, and `static constexpr Dtypes dtypes`, the dtypes the operator takes
+//   (tested on the compute type with accepts_v, so a plugin instantiates nothing else).
+// - Integer arithmetic wraps (two's complement, like PyTorch) instead of overflowing.
+// - Errors that only the data shows (an integer division by zero, an integer to a negative
+//   power) come from the functor's `static Error error(a, b)`, present where `can_fail_v<Op, C>`
+//   holds. A loop calls it before the formula: the CPU plugin throws (throw_if_error), the CUDA
+//   plugin records the code in a device flag and throws after the launch. The formula itself is
+//   total: where error() reports one, it returns 0.
+// - The formulas avoid branches where a select does (`|` rather than `||`), so that compilers
+//   vectorize the CPU plugin's loops; nan_max, nan_min and is_nan also take GCC vectors.
+// - Adding an operator: one functor here, one registration line per plugin.
+#pragma once
+
+#include <kiln/sdk/plugin.h>
+#include <kiln/sdk/pointwise_support.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace kiln::sdk::pointwise {
+
+// ---- unary -------------------------------------------------------------------------------------
+
+struct Neg {
+  static constexpr Dtypes dtypes = Dtypes::numeric;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    return wrap_neg(x);
+  }
+};
+
+struct Abs {
+  static constexpr Dtypes dtypes = Dtypes::numeric;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>) {
+      return x;
+    } else if constexpr (std::is_floating_point_v<C>) {
+      using std::fabs;
+      return fabs(x);  // abs(-0.0) is +0.0
+    } else {
+      return x < 0 ? wrap_neg(x) : x;  // abs(INT_MIN) wraps to INT_MIN, as in PyTorch
+    }
+  }
+};
+
+struct Sign {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_same_v<C, bool> || std::is_unsigned_v<C>) {
+      return x > C(0) ? C(1) : C(0);
+    } else if constexpr (std::is_floating_point_v<C>) {
+      return x > 0 ? C(1) : (x < 0 ? C(-1) : C(0));  // NaN and -0.0 give +0.0, as in PyTorch
+    } else {
+      return static_cast<C>((x > 0) - (x < 0));
+    }
+  }
+};
+
+struct Relu {
+  static constexpr Dtypes dtypes = Dtypes::numeric;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>) {
+      return x;
+    } else {
+      return x < C(0) ? C(0) : x;  // NaN stays NaN, -0.0 stays -0.0
+    }
+  }
+};
+
+struct BitwiseNot {
+  static constexpr Dtypes dtypes = Dtypes::integral_bool;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return !x;
+    } else {
+      return static_cast<C>(~x);
+    }
+  }
+};
+
+// Any dtype in, bool out: nonzero (NaN included) is true.
+struct LogicalNot {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C x) const {
+    return !(x != C(0));
+  }
+};
+
+// Floating-point functions: `using std::f; f(x)` resolves to libm on the host and to CUDA's
+// overloads in device code.
+struct Exp {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::exp;
+    return exp(x);
+  }
+};
+
+struct Log {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::log;
+    return log(x);
+  }
+};
+
+struct Log1p {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::log1p;
+    return log1p(x);
+  }
+};
+
+struct Expm1 {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::expm1;
+    return expm1(x);
+  }
+};
+
+struct Sqrt {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::sqrt;
+    return sqrt(x);
+  }
+};
+
+struct Rsqrt {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::sqrt;
+    return C(1) / sqrt(x);
+  }
+};
+
+struct Sin {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::sin;
+    return sin(x);
+  }
+};
+
+struct Cos {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::cos;
+    return cos(x);
+  }
+};
+
+struct Tanh {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::tanh;
+    return tanh(x);
+  }
+};
+
+struct Sigmoid {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  // exp(-x) overflows to inf for very negative x, which gives the right limit 0; no NaN appears.
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::exp;
+    return C(1) / (C(1) + exp(-x));
+  }
+};
+
+// ---- binary arithmetic -------------------------------------------------------------------------
+
+// a + b; on bool, "or".
+struct Add {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return a | b;
+    } else {
+      return wrap_add(a, b);
+    }
+  }
+};
+
+// a - b.
+struct Sub {
+  static constexpr Dtypes dtypes = Dtypes::numeric;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    return wrap_sub(a, b);
+  }
+};
+
+// add(a, b, alpha) = a + alpha * b; sub is add with -alpha. On bool: a or (alpha and b).
+template <class C>
+struct AddScaled {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  C alpha;
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return a | (alpha & b);
+    } else {
+      return wrap_add(a, wrap_mul(alpha, b));
+    }
+  }
+};
+
+struct Mul {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return a & b;
+    } else {
+      return wrap_mul(a, b);
+    }
+  }
+};
+
+struct Div {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    return a / b;
+  }
+};
+
+// The integer division family reports a zero divisor.
+struct IntegerDivision {
+  template <class C>
+  static constexpr bool can_fail = is_int_v<C>;
+  template <class C>
+  KILN_HOST_DEVICE static Error error(C, C b) {
+    return b == C(0) ? Error::zero_division : Error::none;
+  }
+};
+
+// Python's //: rounds toward negative infinity.
+struct FloorDivide : IntegerDivision {
+  static constexpr Dtypes dtypes = Dtypes::numeric;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>) {  // PyTorch's div_floor_floating
+      using std::copysign;
+      using std::floor;
+      using std::fmod;
+      if (b == 0) return a / b;
+      C mod = fmod(a, b);
+      C div = (a - mod) / b;
+      if (mod != 0 && (b < 0) != (mod < 0)) div -= C(1);
+      if (div == 0) return copysign(C(0), a / b);
+      C floordiv = floor(div);
+      if (div - floordiv > C(0.5)) floordiv += C(1);
+      return floordiv;
+    } else {
+      if (b == 0) return C(0);  // error() reports it
+      if constexpr (std::is_signed_v<C>) {
+        if (b == -1) return wrap_neg(a);  // INT_MIN / -1 would trap
+        C q = static_cast<C>(a / b);
+        if (static_cast<C>(a % b) != 0 && (a < 0) != (b < 0)) --q;
+        return q;
+      } else {
+        return static_cast<C>(a / b);
+      }
+    }
+  }
+};
+
+// Python's %: the result has the sign of b.
+struct Remainder : IntegerDivision {
+  static constexpr Dtypes dtypes = Dtypes::numeric;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      using std::fmod;
+      C mod = fmod(a, b);
+      if (mod != 0 && (b < 0) != (mod < 0)) mod += b;
+      return mod;
+    } else {
+      if (b == 0) return C(0);  // error() reports it
+      if constexpr (std::is_signed_v<C>) {
+        if (b == -1) return C(0);
+        C r = static_cast<C>(a % b);
+        if (r != 0 && (r < 0) != (b < 0)) r = static_cast<C>(r + b);
+        return r;
+      } else {
+        return static_cast<C>(a % b);
+      }
+    }
+  }
+};
+
+// C's fmod: the result has the sign of a.
+struct Fmod : IntegerDivision {
+  static constexpr Dtypes dtypes = Dtypes::numeric;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      using std::fmod;
+      return fmod(a, b);
+    } else {
+      if (b == 0) return C(0);  // error() reports it
+      if constexpr (std::is_signed_v<C>) {
+        if (b == -1) return C(0);
+      }
+      return static_cast<C>(a % b);
+    }
+  }
+};
+
+// base ** exponent; integers by square and multiply, wrapping.
+struct Pow {
+  static constexpr Dtypes dtypes = Dtypes::numeric;
+  template <class C>
+  static constexpr bool can_fail = is_int_v<C> && std::is_signed_v<C>;
+  template <class C>
+  KILN_HOST_DEVICE static Error error(C, C exponent) {
+    return exponent < C(0) ? Error::negative_power : Error::none;
+  }
+
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C base, C exponent) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      using std::pow;
+      return pow(base, exponent);
+    } else {
+      if constexpr (std::is_signed_v<C>) {
+        if (exponent < 0) return C(0);  // error() reports it
+      }
+      wrap_t<C> result = 1, b = static_cast<wrap_t<C>>(base);
+      for (uint64_t e = static_cast<uint64_t>(exponent); e != 0; e >>= 1) {
+        if (e & 1) result *= b;
+        b *= b;
+      }
+      return static_cast<C>(result);
+    }
+  }
+};
+
+// maximum and minimum: a NaN operand wins; on bool, "or" and "and".
+struct Maximum {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    return nan_max(a, b);
+  }
+};
+
+struct Minimum {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    return nan_min(a, b);
+  }
+};
+
+struct BitwiseAnd {
+  static constexpr Dtypes dtypes = Dtypes::integral_bool;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    return static_cast<C>(a & b);
+  }
+};
+
+struct BitwiseOr {
+  static constexpr Dtypes dtypes = Dtypes::integral_bool;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    return static_cast<C>(a | b);
+  }
+};
+
+struct BitwiseXor {
+  static constexpr Dtypes dtypes = Dtypes::integral_bool;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C a, C b) const {
+    return static_cast<C>(a ^ b);
+  }
+};
+
+// ---- comparisons and logical operators: any dtype in, bool out ---------------------------------
+
+struct Eq {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C a, C b) const {
+    return a == b;
+  }
+};
+
+struct Ne {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C a, C b) const {
+    return a != b;
+  }
+};
+
+struct Lt {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C a, C b) const {
+    return a < b;
+  }
+};
+
+struct Le {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C a, C b) const {
+    return a <= b;
+  }
+};
+
+struct Gt {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C a, C b) const {
+    return a > b;
+  }
+};
+
+struct Ge {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C a, C b) const {
+    return a >= b;
+  }
+};
+
+// Nonzero is true (NaN included).
+struct LogicalAnd {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C a, C b) const {
+    return (a != C(0)) & (b != C(0));
+  }
+};
+
+struct LogicalOr {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C a, C b) const {
+    return (a != C(0)) | (b != C(0));
+  }
+};
+
+struct LogicalXor {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class C>
+  KILN_HOST_DEVICE bool operator()(C a, C b) const {
+    return (a != C(0)) != (b != C(0));
+  }
+};
+
+// ---- ternary -----------------------------------------------------------------------------------
+
+// where(cond, a, b) on the elements' bits (B: the unsigned integer of the element's size), so no
+// conversion touches a NaN's payload; a mask instead of a branch, so the CPU loop vectorizes and
+// a random condition costs no mispredictions.
+struct Where {
+  static constexpr Dtypes dtypes = Dtypes::all;
+  template <class B>
+  KILN_HOST_DEVICE B operator()(bool c, B a, B b) const {
+    static_assert(std::is_unsigned_v<B>, "where works on the elements' bits");
+    const B mask = static_cast<B>(B(0) - static_cast<B>(c));
+    return static_cast<B>((a & mask) | (b & static_cast<B>(~mask)));
+  }
+};
+
+// clamp(x, lo, hi) = min(max(x, lo), hi); an absent bound is lowest_value or highest_value. A NaN
+// x or bound gives NaN, and lo > hi gives hi, as in PyTorch. The selects are the plain ones GCC
+// turns into max/min instructions; a NaN bound enters through `poison` (0, or NaN), since
+// y - 0 is y for every y, -0.0 included.
+template <class C>
+struct Clamp {
+  static constexpr Dtypes dtypes = Dtypes::numeric;
+  C lo, hi, poison;
+
+  KILN_HOST_DEVICE Clamp(C lo_, C hi_) : lo(lo_), hi(hi_), poison(0) {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (is_nan(lo) || is_nan(hi)) poison = std::numeric_limits<C>::quiet_NaN();
+    }
+  }
+
+  KILN_HOST_DEVICE C operator()(C x) const {
+    C y = x < lo ? lo : x;
+    y = y > hi ? hi : y;
+    if constexpr (std::is_floating_point_v<C>) y = y - poison;
+    return is_nan(x) ? x : y;
+  }
+};
+
+// A clamp bound given as a scalar attribute (kind I64, BOOL or F64; null: absent) as C. Integer
+// bounds outside C's range saturate (clamping uint8 at -2 changes nothing) instead of wrapping.
+template <class C>
+C clamp_bound(const kiln_attr* a, C absent) {
+  if (a == nullptr || a->kind == KILN_ATTR_NONE) return absent;
+  const bool is_f64 = a->kind == KILN_ATTR_F64;
+  if constexpr (is_int_v<C>) {
+    const double v = is_f64 ? a->value.f : static_cast<double>(a->value.i);
+    if (v <= static_cast<double>(lowest_value<C>())) return lowest_value<C>();
+    if (v >= static_cast<double>(highest_value<C>())) return highest_value<C>();
+  }
+  return is_f64 ? static_cast<C>(a->value.f) : static_cast<C>(a->value.i);
+}
+
+}  // namespace kiln::sdk::pointwise
