@@ -86,8 +86,8 @@ template <Dtypes S, class T>
 constexpr bool in_set_v = sdk::pointwise::accepts_v<S, compute_t<T>>;
 
 [[noreturn]] inline void throw_unsupported(int32_t dtype) {
-  throw std::invalid_argument(std::string("dtype ") + sdk::dtype_name(dtype) +
-                              " is not supported by this kernel on cpu");
+  throw sdk::type_error(std::string("dtype ") + sdk::dtype_name(dtype) +
+                        " is not supported by this kernel on cpu");
 }
 
 // Calls f(TypeTag<T>{}) for the dtypes in S; throws for the others without instantiating f.

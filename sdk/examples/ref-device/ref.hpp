@@ -5,6 +5,7 @@
 #pragma once
 
 #include <kiln/sdk/kernel.hpp>
+#include <kiln/sdk/kernel_table.hpp>
 
 #include <cstdint>
 
@@ -41,11 +42,9 @@ void store(char* p, V v) {
   }
 }
 
-// Adds one kernel to the plugin's KernelTable (ref_device.cpp); returns non-zero when the core
-// refused it (the error is set) or an earlier one.
-using Register = kiln_status (*)(const char* op, kiln_kernel_fn fn);
-
-kiln_status register_elementwise(Register add);
-kiln_status register_reduce(Register add);
+// Each kernel family adds its kernels to the plugin's one KernelTable (ref_device.cpp), as the
+// CPU and CUDA plugins do; the table keeps the first refusal's status.
+void register_elementwise(kiln::sdk::KernelTable& table);
+void register_reduce(kiln::sdk::KernelTable& table);
 
 }  // namespace ref

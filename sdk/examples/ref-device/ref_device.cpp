@@ -60,16 +60,6 @@ const kiln_device_ops* device_ops() {
   return &ops;
 }
 
-// The kernel families add their kernels to the plugin's one KernelTable (kiln/sdk/
-// kernel_table.hpp), as the CPU and CUDA plugins do: the first refused registration stops the
-// rest and keeps its status. Set during kiln_plugin_init only.
-kiln::sdk::KernelTable* g_table = nullptr;
-
-kiln_status add_to_table(const char* op, kiln_kernel_fn fn) {
-  g_table->add(op, fn);
-  return g_table->status();
-}
-
 }  // namespace
 }  // namespace ref
 
@@ -89,10 +79,8 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
   int32_t type = host->register_device("ref", ref::device_ops(), nullptr);
   if (type < 0) return 1;  // the core has set the error (the name is taken, ...)
   kiln::sdk::KernelTable table(host, type);
-  ref::g_table = &table;
-  ref::register_elementwise(ref::add_to_table);
-  ref::register_reduce(ref::add_to_table);
-  ref::g_table = nullptr;
+  ref::register_elementwise(table);
+  ref::register_reduce(table);
   return table.status();
 }
 

@@ -20,7 +20,7 @@ using kiln::sdk::kernel;
 using kiln::sdk::visit_dtype;
 
 [[noreturn]] void unsupported(const Call& c, int32_t dtype) {
-  throw std::invalid_argument(std::string("TypeError: ref's ") + c.op() + " does not take " +
+  throw kiln::sdk::type_error(std::string("ref's ") + c.op() + " does not take " +
                               kiln::sdk::dtype_name(dtype));
 }
 
@@ -172,7 +172,7 @@ void normal(const Call& c) {
 
 }  // namespace
 
-kiln_status register_elementwise(Register add) {
+void register_elementwise(kiln::sdk::KernelTable& table) {
   struct Entry {
     const char* op;
     kiln_kernel_fn fn;
@@ -207,10 +207,7 @@ kiln_status register_elementwise(Register add) {
       {"uniform_", kernel<uniform>},
       {"normal_", kernel<normal>},
   };
-  for (const Entry& e : entries) {
-    if (add(e.op, e.fn) != 0) return 1;
-  }
-  return 0;
+  for (const Entry& e : entries) table.add(e.op, e.fn);
 }
 
 }  // namespace ref

@@ -51,7 +51,7 @@ void sum_prod(const Call& c) {
     using T = typename decltype(tag)::type;
     using A = std::conditional_t<is_floating_v<T>, double, int64_t>;
     if constexpr (std::is_same_v<T, bool>) {
-      throw std::invalid_argument(std::string("TypeError: ref's ") + c.op() + " takes no bool");
+      throw kiln::sdk::type_error(std::string("ref's ") + c.op() + " takes no bool");
     } else {
       std::vector<A> acc(static_cast<size_t>(kiln::sdk::numel(out)), A(Product ? 1 : 0));
       for_each_reduced(x, out, [&](const char* p, int64_t o) {
@@ -102,7 +102,7 @@ void matmul(const Call& c, bool batched) {
     using T = typename decltype(tag)::type;
     using A = std::conditional_t<is_floating_v<T>, double, int64_t>;
     if constexpr (std::is_same_v<T, bool>) {
-      throw std::invalid_argument(std::string("TypeError: ref's ") + c.op() + " takes no bool");
+      throw kiln::sdk::type_error(std::string("ref's ") + c.op() + " takes no bool");
     } else {
       const T* pa = static_cast<const T*>(a.data);
       const T* pb = static_cast<const T*>(b.data);
@@ -134,13 +134,13 @@ void bmm(const Call& c) { matmul(c, true); }
 
 }  // namespace
 
-kiln_status register_reduce(Register add) {
-  if (add("sum", kernel<sum_prod<false>>) != 0 || add("prod", kernel<sum_prod<true>>) != 0 ||
-      add("amax", kernel<extreme<true>>) != 0 || add("amin", kernel<extreme<false>>) != 0 ||
-      add("mm", kernel<mm>) != 0 || add("bmm", kernel<bmm>) != 0) {
-    return 1;
-  }
-  return 0;
+void register_reduce(kiln::sdk::KernelTable& table) {
+  table.add("sum", kernel<sum_prod<false>>);
+  table.add("prod", kernel<sum_prod<true>>);
+  table.add("amax", kernel<extreme<true>>);
+  table.add("amin", kernel<extreme<false>>);
+  table.add("mm", kernel<mm>);
+  table.add("bmm", kernel<bmm>);
 }
 
 }  // namespace ref
