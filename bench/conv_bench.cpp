@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   }
   Measures kiln_m = measure_kiln();
   Measures plain = bench::run_json("KILN_CPU_CONV_PLAIN=1 " + std::string(argv[0]) + " --json");
-  Measures pytorch = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/conv_bench.py 2>/dev/null");
+  Measures pytorch =
+      bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/conv_bench.py 2>/dev/null");
   std::printf("Conv2d 64->64 3x3 pad 1 on [8, 64, 56, 56], GFLOP/s (fwd+bwd counts 3x fwd)\n");
   std::printf("%-24s %10s %12s %10s %10s\n", "measure", "kiln", "kiln plain", "pytorch",
               "kiln/pyt.");

@@ -46,15 +46,17 @@ void matmul(kiln::ScalarType dtype, const char* name, int64_t n, cublasHandle_t 
   const int reps = n >= 8192 ? 5 : 10;
   double t_kiln = median_seconds([&] { kiln::mm(a, b); }, reps);
   const float one = 1, zero = 0;
-  cublasComputeType_t compute =
-      dtype == kiln::kFloat && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  double t_cublas = median_seconds([&] {
-    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &one, b.data_ptr(),
-                 cuda_type(dtype), int(n), a.data_ptr(), cuda_type(dtype), int(n), &zero,
-                 c.data_ptr(), cuda_type(dtype), int(n), compute, CUBLAS_GEMM_DEFAULT);
-  }, reps);
-  std::printf("matmul %-9s %5lld: kiln %7.1f TFLOP/s, cuBLAS %7.1f TFLOP/s, ratio %5.1f %%\n",
-              name, static_cast<long long>(n), flop / t_kiln / 1e12, flop / t_cublas / 1e12,
+  cublasComputeType_t compute = dtype == kiln::kFloat && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                              : CUBLAS_COMPUTE_32F;
+  double t_cublas = median_seconds(
+      [&] {
+        cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(n), int(n), &one, b.data_ptr(),
+                     cuda_type(dtype), int(n), a.data_ptr(), cuda_type(dtype), int(n), &zero,
+                     c.data_ptr(), cuda_type(dtype), int(n), compute, CUBLAS_GEMM_DEFAULT);
+      },
+      reps);
+  std::printf("matmul %-9s %5lld: kiln %7.1f TFLOP/s, cuBLAS %7.1f TFLOP/s, ratio %5.1f %%\n", name,
+              static_cast<long long>(n), flop / t_kiln / 1e12, flop / t_cublas / 1e12,
               100.0 * t_cublas / t_kiln);
 }
 
@@ -63,9 +65,11 @@ void add(int64_t n) {
   kiln::Tensor a = kiln::randn({n}, options), b = kiln::randn({n}, options);
   kiln::Tensor c = kiln::empty({n}, options);
   double t_add = median_seconds([&] { kiln::Tensor r = a + b; }, 10);
-  double t_copy = median_seconds([&] {
-    cudaMemcpyAsync(c.data_ptr(), a.data_ptr(), n * sizeof(float), cudaMemcpyDeviceToDevice);
-  }, 10);
+  double t_copy = median_seconds(
+      [&] {
+        cudaMemcpyAsync(c.data_ptr(), a.data_ptr(), n * sizeof(float), cudaMemcpyDeviceToDevice);
+      },
+      10);
   double add_gbs = 12.0 * double(n) / t_add / 1e9, copy_gbs = 8.0 * double(n) / t_copy / 1e9;
   std::printf("add %lld floats: %.0f GB/s; device-to-device copy %.0f GB/s; ratio %.1f %%\n",
               static_cast<long long>(n), add_gbs, copy_gbs, 100.0 * add_gbs / copy_gbs);

@@ -30,8 +30,7 @@ namespace {
 constexpr int kShards = 8, kPerShard = 10000, kBin = 3072, kBatch = 256;
 
 double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::vector<std::string> make_shards(const fs::path& dir) {
@@ -149,8 +148,9 @@ int main(int argc, char** argv) {
     if (torch) {
       // Debian's PyTorch is for /usr/bin/python3 (a python3 earlier on PATH may lack it).
       const char* env = std::getenv("KILN_PYTHON");
-      std::string python = env ? env : fs::exists("/usr/bin/python3") ? "/usr/bin/python3"
-                                                                       : "python3";
+      std::string python = env                              ? env
+                           : fs::exists("/usr/bin/python3") ? "/usr/bin/python3"
+                                                            : "python3";
       std::string cmd = python + " " KILN_BENCH_DIR "/data_bench.py --dir '" + dir.string() +
                         "' --workers 0,2 --epochs 2 2>&1";
       FILE* p = popen(cmd.c_str(), "r");

@@ -36,7 +36,8 @@ Measures measure_kiln() {
   }
   int64_t big = 16 << 20;
   kiln::Tensor x = kiln::rand({big}), y = kiln::rand({big});
-  m["add_16M_gbs"] = 3.0 * big * 4 / bench::median_seconds([&] { kiln::Tensor c = x + y; }, 3, 9) / 1e9;
+  m["add_16M_gbs"] = 3.0 * big * 4 / bench::median_seconds([&] { kiln::Tensor c = x + y; }, 3, 9) /
+                     1e9;
   // pointwise functors (kiln/sdk/pointwise.hpp) over 1M elements: libm, a NaN-aware select, a
   // comparison, where, clamp and an integer floor division with its zero-divisor check
   const int64_t mid = 1 << 20;
@@ -51,8 +52,9 @@ Measures measure_kiln() {
   m["clamp_1M_us"] = us([&] { kiln::Tensor c = kiln::clamp(p, -0.25, 0.25); });
   m["floor_divide_i32_1M_us"] = us([&] { kiln::Tensor c = kiln::floor_divide(i, j); });
   kiln::Tensor mat = kiln::rand({4096, 4096});
-  m["sum0_16M_gbs"] =
-      1.0 * big * 4 / bench::median_seconds([&] { kiln::Tensor c = kiln::sum(mat, 0); }, 3, 9) / 1e9;
+  m["sum0_16M_gbs"] = 1.0 * big * 4 /
+                      bench::median_seconds([&] { kiln::Tensor c = kiln::sum(mat, 0); }, 3, 9) /
+                      1e9;
   return m;
 }
 
@@ -68,8 +70,9 @@ double memcpy_gbs() {
   auto copy = [&] {
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t)
-      pool.emplace_back(
-          [&, t] { std::memcpy(dst.get() + t * slice, src.get() + t * slice, slice); });
+      pool.emplace_back([&, t] {
+        std::memcpy(dst.get() + t * slice, src.get() + t * slice, slice);
+      });
     std::memcpy(dst.get(), src.get(), slice);
     for (auto& th : pool) th.join();
   };
@@ -113,7 +116,8 @@ std::string ratio(const Measures& a, const Measures& b, const std::string& key, 
   auto x = a.find(key), y = b.find(key);
   if (x == a.end() || y == b.end() || x->second == 0 || y->second == 0) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", lower_better ? y->second / x->second : x->second / y->second);
+  std::snprintf(buf, sizeof buf, "%.2fx",
+                lower_better ? y->second / x->second : x->second / y->second);
   return buf;
 }
 
@@ -141,13 +145,13 @@ int main() {
     pytorch = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/torch_bench.py 2>/dev/null");
   }
 
-  std::printf("%-22s %10s %12s %10s %10s %10s %12s %10s\n", "measure", "kiln", "limit",
-              "kiln/lim", "libtorch", "vs libt.", "pytorch", "vs pyt.");
-  const char* keys[] = {"add_1elem_ns",         "matmul_256_gflops", "matmul_512_gflops",
-                        "matmul_1024_gflops",   "matmul_2048_gflops", "add_16M_gbs",
-                        "sum0_16M_gbs",         "exp_1M_us",         "maximum_1M_us",
-                        "gt_1M_us",             "where_1M_us",       "clamp_1M_us",
-                        "floor_divide_i32_1M_us"};
+  std::printf("%-22s %10s %12s %10s %10s %10s %12s %10s\n", "measure", "kiln", "limit", "kiln/lim",
+              "libtorch", "vs libt.", "pytorch", "vs pyt.");
+  const char* keys[] = {
+      "add_1elem_ns",          "matmul_256_gflops", "matmul_512_gflops", "matmul_1024_gflops",
+      "matmul_2048_gflops",    "add_16M_gbs",       "sum0_16M_gbs",      "exp_1M_us",
+      "maximum_1M_us",         "gt_1M_us",          "where_1M_us",       "clamp_1M_us",
+      "floor_divide_i32_1M_us"};
   for (const char* key : keys) {
     bool lower_better = std::strstr(key, "_ns") != nullptr || std::strstr(key, "_us") != nullptr;
     std::printf("%-22s %10s %12s %10s %10s %10s %12s %10s\n", key, cell(kiln_m, key).c_str(),

@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::string args = " --steps " + std::to_string(steps) + " --threads " + std::to_string(threads);
   double kiln_sps = kiln_steps_per_second(steps);
-  Measures py = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/mlp_bench.py" + args + " 2>/dev/null");
+  Measures py =
+      bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/mlp_bench.py" + args + " 2>/dev/null");
   Measures cpp;
 #ifdef KILN_MLP_BENCH_TORCH
   cpp = bench::run_json(std::string(KILN_MLP_BENCH_TORCH) + args + " 2>/dev/null");

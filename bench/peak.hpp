@@ -34,8 +34,7 @@ constexpr int kChains = 12;  // independent accumulators: latency 4-6 cycles, 2 
 #if defined(__x86_64__)
 // Everything below is compiled for AVX-512 (and called only where the CPU has it).
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bf16,fma"))), \
-                             apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bf16,fma"))), apply_to = function)
 #else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bf16,fma")

@@ -82,13 +82,15 @@ int main(int argc, char** argv) {
     bool overflow = __builtin_mul_overflow(batch, rows, &elements) ||
                     __builtin_mul_overflow(elements, width, &elements);
     if (overflow || elements > (int64_t{1} << 28)) {
-      throw kiln::ValueError(kiln::detail::str(
-          "kiln-batch-gather: --batch ", batch, " x --rows ", rows, " x --width ", width,
-          " is more than 2^28 values: make one smaller"));
+      throw kiln::ValueError(kiln::detail::str("kiln-batch-gather: --batch ", batch, " x --rows ",
+                                               rows, " x --width ", width,
+                                               " is more than 2^28 values: make one smaller"));
     }
   } catch (const kiln::ValueError& e) {
-    std::fprintf(stderr, "%s\nusage: %s [--batch B] [--rows N] [--width D] [--picks K] "
-                 "[--repeat R]\n", e.what(), argv[0]);
+    std::fprintf(stderr,
+                 "%s\nusage: %s [--batch B] [--rows N] [--width D] [--picks K] "
+                 "[--repeat R]\n",
+                 e.what(), argv[0]);
     return 2;
   }
   kiln::manual_seed(0);

@@ -35,8 +35,7 @@ struct RunResult {
   Tensor output;  // [height, width] float32
 };
 
-RunResult train(const Tensor& inputs, const Tensor& targets, int steps, bool mixed,
-                Device device) {
+RunResult train(const Tensor& inputs, const Tensor& targets, int steps, bool mixed, Device device) {
   manual_seed(0);
   nn::Sequential net = make_net();
   net->to(device);
@@ -91,15 +90,16 @@ int main(int argc, char** argv) {
       } else if (arg == "--mode") {
         mode = value;
         KILN_CHECK_VALUE(mode == "both" || mode == "fp32" || mode == "amp",
-                         "kiln-checkerboard: --mode: expected both, fp32 or amp, got '", mode,
-                         "'");
+                         "kiln-checkerboard: --mode: expected both, fp32 or amp, got '", mode, "'");
       } else {
         throw ValueError("kiln-checkerboard: unknown option '" + arg + "'");
       }
     }
   } catch (const ValueError& e) {
-    std::fprintf(stderr, "%s\nusage: %s [--size N] [--steps N] [--png FILE] "
-                 "[--mode both|fp32|amp]\n", e.what(), argv[0]);
+    std::fprintf(stderr,
+                 "%s\nusage: %s [--size N] [--steps N] [--png FILE] "
+                 "[--mode both|fp32|amp]\n",
+                 e.what(), argv[0]);
     return 2;
   }
   try {

@@ -43,8 +43,7 @@ inline kiln::nn::Sequential make_net() {
   return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(2, 256, 1)), nn::BatchNorm2d(256), nn::ReLU(),
                         nn::Conv2d(nn::Conv2dOptions(256, 256, 1)), nn::BatchNorm2d(256),
                         nn::ReLU(), nn::Conv2d(nn::Conv2dOptions(256, 256, 1)),
-                        nn::BatchNorm2d(256), nn::ReLU(),
-                        nn::Conv2d(nn::Conv2dOptions(256, 1, 1)));
+                        nn::BatchNorm2d(256), nn::ReLU(), nn::Conv2d(nn::Conv2dOptions(256, 1, 1)));
 }
 
 }  // namespace checkerboard

@@ -93,8 +93,8 @@ ParsedOptions parse_options(int argc, char** argv) {
     } else if (arg == "--samples") {
       number(samples, kShards, 1000000, "a number of samples");
       if (*samples % kShards != 0) {
-        throw UsageError(kiln::detail::str("kiln-demo: --samples: expected a multiple of ",
-                                           kShards, " (the shards), got '", value, "'"));
+        throw UsageError(kiln::detail::str("kiln-demo: --samples: expected a multiple of ", kShards,
+                                           " (the shards), got '", value, "'"));
       }
     } else if (arg == "--squares") {
       number(squares, 2, 64, "a number of squares");
@@ -125,16 +125,21 @@ ParsedOptions parse_options(int argc, char** argv) {
   o.workers = workers.value_or(o.workers);
   if (o.warmup >= o.steps) {
     throw UsageError(kiln::detail::str("kiln-demo: --warmup ", o.warmup, " leaves none of the ",
-                                       o.steps, " --steps to time: give more steps or less "
+                                       o.steps,
+                                       " --steps to time: give more steps or less "
                                        "warmup"));
   }
   // Each worker reads whole shards: the fewest samples a worker gets in an epoch.
   int64_t least = kShards / std::max<int64_t>(o.workers, 1) * (o.samples / kShards);
   if (o.batch > least) {
-    throw UsageError(kiln::detail::str("kiln-demo: --batch ", o.batch, ": a worker reads as few "
-                                       "as ", least, " samples an epoch (--samples ", o.samples,
-                                       ", --workers ", o.workers, "), so no batch would be "
-                                       "full: use at most ", least));
+    throw UsageError(kiln::detail::str("kiln-demo: --batch ", o.batch,
+                                       ": a worker reads as few "
+                                       "as ",
+                                       least, " samples an epoch (--samples ", o.samples,
+                                       ", --workers ", o.workers,
+                                       "), so no batch would be "
+                                       "full: use at most ",
+                                       least));
   }
   return parsed;
 }
@@ -159,8 +164,7 @@ int main(int argc, char** argv) {
     std::printf("plugins:");
     for (const kiln::PluginInfo& p : kiln::plugins()) {
       std::printf(" %s %s (%s%s%s)", p.name.c_str(), p.version.c_str(),
-                  kiln::plugin_state_name(p.state), p.reason.empty() ? "" : ": ",
-                  p.reason.c_str());
+                  kiln::plugin_state_name(p.state), p.reason.empty() ? "" : ": ", p.reason.c_str());
     }
     std::printf("\ndevices:");
     for (const kiln::Device& d : kiln::devices()) std::printf(" %s", d.str().c_str());

@@ -78,8 +78,8 @@ std::string write_shards(const DemoOptions& options, const std::string& folder) 
                 shard_done);
   }
   writer.close();
-  KILN_INTERNAL_ASSERT(static_cast<int64_t>(writer.shards().size()) == kShards, "kiln-demo: ",
-                       writer.shards().size(), " shards written, not ", kShards);
+  KILN_INTERNAL_ASSERT(static_cast<int64_t>(writer.shards().size()) == kShards,
+                       "kiln-demo: ", writer.shards().size(), " shards written, not ", kShards);
   uintmax_t bytes = 0;
   for (const std::string& shard : writer.shards()) bytes += fs::file_size(shard);
   status.done(format("  wrote %zu shards, %lld samples of %lldx%lld points, %.1f MB in %.2f s",
@@ -99,8 +99,8 @@ TrainingRun train(const DemoOptions& options, const std::string& url, bool mixed
   run.net->to(device);
   run.optimizer = std::make_unique<kiln::optim::Adam>(run.net->parameters(),
                                                       kiln::optim::AdamOptions(kLearningRate));
-  run.scaler = std::make_unique<kiln::amp::GradScaler>(
-      kiln::amp::GradScalerOptions().set_enabled(mixed));
+  run.scaler =
+      std::make_unique<kiln::amp::GradScaler>(kiln::amp::GradScalerOptions().set_enabled(mixed));
 
   // The same epochs in both runs: the loader's seed fixes each epoch's shuffle.
   const int64_t buffer = std::min<int64_t>(64, options.samples / kShards);

@@ -88,8 +88,7 @@ void overloaded_operators(kiln::Device dev, bool quick) {
   });
   Tensor z3 = time("kiln::sum(x, 0)           ", [&] { return kiln::sum(x, 0); });
   bool agree = z1.allclose(z3, 1e-4) && z2.allclose(z3, 1e-4);
-  std::cout << "all three agree: " << (agree ? "yes" : "no")
-            << "\n";
+  std::cout << "all three agree: " << (agree ? "yes" : "no") << "\n";
 
   Tensor p = kiln::tensor({{1., -2.}, {3., 4.}}, dev);
   Tensor q = kiln::tensor({{2., 2.}, {-2., 3.}}, dev);

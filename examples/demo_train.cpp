@@ -101,8 +101,8 @@ void checkpoint(TrainingRun& run, const Tensor& grid, const std::pair<Tensor, Te
   kiln::load(*net, model);
   TrainingRun reloaded;
   reloaded.net = net;
-  reloaded.optimizer = std::make_unique<kiln::optim::Adam>(
-      net->parameters(), kiln::optim::AdamOptions(kLearningRate));
+  reloaded.optimizer = std::make_unique<kiln::optim::Adam>(net->parameters(),
+                                                           kiln::optim::AdamOptions(kLearningRate));
   kiln::load(*reloaded.optimizer, optimizer);
   reloaded.scaler = std::make_unique<kiln::amp::GradScaler>();
   load_scaler(*reloaded.scaler, scaler);
@@ -113,8 +113,7 @@ void checkpoint(TrainingRun& run, const Tensor& grid, const std::pair<Tensor, Te
               reloaded.scaler->get_scale(), run.scaler->get_scale());
   std::printf("  reloaded model gives the same outputs: %s (max |difference| %g over %lld "
               "pixels)\n",
-              difference == 0 ? "yes" : "no", difference,
-              static_cast<long long>(before.numel()));
+              difference == 0 ? "yes" : "no", difference, static_cast<long long>(before.numel()));
   train_step(run, batch, device);
   train_step(reloaded, batch, device);
   double step_difference = max_parameter_difference(run.net, reloaded.net);
@@ -190,8 +189,7 @@ void run_training_demo(const DemoOptions& options, kiln::Device device) {
 
   std::printf("\n[2/5] float32: %lld Adam steps on batches of %lld sample%s (%lld points) "
               "read from %s by a DataLoader with %lld workers\n",
-              steps, batch, batch == 1 ? "" : "s", batch * options.size * options.size,
-              url.c_str(),
+              steps, batch, batch == 1 ? "" : "s", batch * options.size * options.size, url.c_str(),
               static_cast<long long>(options.workers));
   TrainingRun fp32 = train(options, url, false, device);
   std::printf("\n[3/5] autocast (%s) with GradScaler: the same %lld steps on the same batches\n",
@@ -209,8 +207,7 @@ void run_training_demo(const DemoOptions& options, kiln::Device device) {
     std::printf("  %s  %7.1f ms/step  %7.1f samples/s  CPU %7.1f ms/step  (waiting for data "
                 "%.1f ms/step)\n",
                 run == &fp32 ? "float32 " : "autocast", ms, static_cast<double>(batch) * 1e3 / ms,
-                ms_per_step(*run, run->timed_cpu_seconds),
-                ms_per_step(*run, run->waiting_seconds));
+                ms_per_step(*run, run->timed_cpu_seconds), ms_per_step(*run, run->waiting_seconds));
   }
   std::printf("  speed-up of autocast + GradScaler over float32: %.2fx in time, %.2fx in CPU time\n"
               "  (CPU time is the work kiln does on all its threads; on a busy machine, time also "
@@ -219,8 +216,8 @@ void run_training_demo(const DemoOptions& options, kiln::Device device) {
               fp32.timed_cpu_seconds / mixed.timed_cpu_seconds);
 
   Tensor grid = checkerboard::grid(kPictureSide, kPictureSide).unsqueeze(0).to(device);
-  Tensor target = checkerboard::checker(kPictureSide, kPictureSide,
-                                         static_cast<double>(options.squares));
+  Tensor target =
+      checkerboard::checker(kPictureSide, kPictureSide, static_cast<double>(options.squares));
   Tensor fp32_picture = predict(fp32.net, grid), mixed_picture = predict(mixed.net, grid);
   std::printf("\n[4/5] Checkpoint of the autocast run\n");
   // A batch for the step after the checkpoint: the board at the points of one sample's grid.

@@ -18,8 +18,8 @@ namespace data = kiln::data;
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   fs::path dir = argc > 1 ? fs::path(argv[1])
-                          : fs::temp_directory_path() / ("kiln_directory_dataset_" +
-                                                         std::to_string(getpid()));
+                          : fs::temp_directory_path() /
+                                ("kiln_directory_dataset_" + std::to_string(getpid()));
   try {
     // 100 images [24, 24, 3] as .npy files, with their class in a .cls file beside.
     kiln::manual_seed(0);
@@ -42,8 +42,7 @@ int main(int argc, char** argv) {
     }
     std::cout << "8 workers read " << total << " images from " << images->shards().size()
               << " shards of " << dir.string() << " (" << cats << " cats)\n";
-    std::cout << "each image exactly once: " << (total == 100 && cats == 50 ? "yes" : "no")
-              << "\n";
+    std::cout << "each image exactly once: " << (total == 100 && cats == 50 ? "yes" : "no") << "\n";
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

@@ -63,8 +63,7 @@ const Glyph& glyph(char c) {
 }  // namespace
 
 Image::Image(int64_t width, int64_t height, Rgb background) : width_(width), height_(height) {
-  KILN_CHECK_VALUE(width > 0 && height > 0, "Image: size ", width, "x", height,
-                   " is not positive");
+  KILN_CHECK_VALUE(width > 0 && height > 0, "Image: size ", width, "x", height, " is not positive");
   int64_t pixels = 0, bytes = 0;
   KILN_CHECK_VALUE(!__builtin_mul_overflow(width, height, &pixels) &&
                        !__builtin_mul_overflow(pixels, int64_t{3}, &bytes),
@@ -191,15 +190,16 @@ void Image::write_png(const std::string& path) const {
         const_cast<png_bytep>(&pixels_[static_cast<size_t>(3 * y * width_)]);
   }
   std::FILE* file = std::fopen(path.c_str(), "wb");
-  KILN_CHECK(file != nullptr, "Image::write_png: cannot create ", path, ": ",
-             std::strerror(errno), " (is its folder there and writable?)");
+  KILN_CHECK(file != nullptr, "Image::write_png: cannot create ", path, ": ", std::strerror(errno),
+             " (is its folder there and writable?)");
   const char* error = write_rows(file, rows.data(), width_, height_);
   bool written = std::ferror(file) == 0;
   bool closed = std::fclose(file) == 0;
   KILN_CHECK(error == nullptr, "Image::write_png: ", path, ": ", error);
   KILN_CHECK(written && closed, "Image::write_png: ", path, ": write failed (disk full?)");
 #else
-  KILN_CHECK(false, "Image::write_png: ", path, ": the examples were built without libpng "
+  KILN_CHECK(false, "Image::write_png: ", path,
+             ": the examples were built without libpng "
              "(apt-get install libpng-dev, then configure again)");
 #endif
 }
@@ -207,8 +207,8 @@ void Image::write_png(const std::string& path) const {
 Image side_by_side(const std::vector<kiln::Tensor>& panels, const std::vector<std::string>& labels,
                    int64_t gap, Rgb gap_colour) {
   KILN_CHECK_VALUE(!panels.empty(), "side_by_side: no panels");
-  KILN_CHECK_VALUE(labels.empty() || labels.size() == panels.size(), "side_by_side: ",
-                   labels.size(), " labels for ", panels.size(), " panels");
+  KILN_CHECK_VALUE(labels.empty() || labels.size() == panels.size(),
+                   "side_by_side: ", labels.size(), " labels for ", panels.size(), " panels");
   KILN_CHECK_VALUE(gap >= 0, "side_by_side: gap ", gap, " is negative");
   int64_t h = panels[0].size(0), w = panels[0].size(1);
   for (const kiln::Tensor& p : panels) {
@@ -244,9 +244,7 @@ Image line_chart(const std::vector<Series>& series, int64_t width, int64_t heigh
   auto to_x = [&](size_t i) {
     return left + (right - left) * static_cast<double>(i) / static_cast<double>(longest - 1);
   };
-  auto to_y = [&](double v) {
-    return bottom - (bottom - top) * std::clamp(v / y_max, 0.0, 1.0);
-  };
+  auto to_y = [&](double v) { return bottom - (bottom - top) * std::clamp(v / y_max, 0.0, 1.0); };
   char number[32];
   for (int64_t k = 0; static_cast<double>(k) * y_grid <= y_max * (1 + 1e-9); ++k) {
     double v = static_cast<double>(k) * y_grid, y = to_y(v);

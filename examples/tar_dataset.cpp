@@ -35,9 +35,9 @@ class NaiveTarImageDataset : public data::IterableDataset {
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
-  fs::path dir = argc > 1 ? fs::path(argv[1])
-                          : fs::temp_directory_path() / ("kiln_tar_dataset_" +
-                                                         std::to_string(getpid()));
+  fs::path dir = argc > 1
+                     ? fs::path(argv[1])
+                     : fs::temp_directory_path() / ("kiln_tar_dataset_" + std::to_string(getpid()));
   fs::create_directories(dir);
   try {
     // 1. Pack 256 images [32, 32, 3] with a class into shards of 64 (as kiln-shard would).

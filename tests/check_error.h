@@ -17,7 +17,7 @@ inline bool contains(const std::string& text, const std::string& part) {
 
 }  // namespace kiln_test
 
-#define CHECK_ERROR(type, statement, ...)                                                      \
+#define CHECK_ERROR(type, statement, ...)                                                     \
   do {                                                                                        \
     try {                                                                                     \
       statement;                                                                              \
@@ -29,6 +29,6 @@ inline bool contains(const std::string& text, const std::string& part) {
                                                    << "\"");                                  \
       }                                                                                       \
     } catch (const std::exception& e_) {                                                      \
-      BOOST_ERROR(#statement " threw another exception type than " #type ": " << e_.what()); \
+      BOOST_ERROR(#statement " threw another exception type than " #type ": " << e_.what());  \
     }                                                                                         \
   } while (0)

@@ -122,9 +122,7 @@ BOOST_AUTO_TEST_CASE(matches_pytorch_golden) {
   const std::vector<GoldenCase> cases = load_cases();
   BOOST_TEST(cases.size() >= 50u);
   for (const GoldenCase& c : cases) {
-    BOOST_TEST_CONTEXT("case " << c.name) {
-      BOOST_TEST(format_tensor(c.input) == c.expected);
-    }
+    BOOST_TEST_CONTEXT("case " << c.name) { BOOST_TEST(format_tensor(c.input) == c.expected); }
   }
 }
 
@@ -138,8 +136,8 @@ BOOST_AUTO_TEST_CASE(prints_device_name) {
 }
 
 BOOST_AUTO_TEST_CASE(prints_every_nan_as_nan) {
-  BOOST_TEST(format_tensor(floats({2}, {-std::numeric_limits<double>::quiet_NaN(), 1.0}))
-             == "tensor([nan, 1.])");
+  BOOST_TEST(format_tensor(floats({2}, {-std::numeric_limits<double>::quiet_NaN(), 1.0})) ==
+             "tensor([nan, 1.])");
 }
 
 BOOST_AUTO_TEST_CASE(rejects_wrong_value_count) {

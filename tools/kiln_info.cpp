@@ -23,7 +23,7 @@ struct Options {
 
 struct OperatorRow {
   std::string name;
-  bool composite = false;               // written in core: runs on every device
+  bool composite = false;                 // written in core: runs on every device
   std::vector<std::string> kernel_types;  // device types with a plugin kernel
 };
 
@@ -149,10 +149,11 @@ void print_json(const Report& r) {
     const kiln::PluginInfo& p = r.plugins[i];
     std::cout << (i ? ",\n" : "\n") << "    {\"file\": " << quoted(p.path)
               << ", \"name\": " << quoted(p.name) << ", \"version\": " << quoted(p.version)
-              << ", \"summary\": " << quoted(p.summary) << ", \"abi\": {\"major\": "
-              << p.abi_major << ", \"minor\": " << p.abi_minor << "}, \"state\": "
-              << quoted(kiln::plugin_state_name(p.state)) << ", \"reason\": " << quoted(p.reason)
-              << ", \"devices\": " << quoted_list(p.devices) << "}";
+              << ", \"summary\": " << quoted(p.summary) << ", \"abi\": {\"major\": " << p.abi_major
+              << ", \"minor\": " << p.abi_minor
+              << "}, \"state\": " << quoted(kiln::plugin_state_name(p.state))
+              << ", \"reason\": " << quoted(p.reason) << ", \"devices\": " << quoted_list(p.devices)
+              << "}";
   }
   std::cout << "\n  ],\n  \"devices\": [";
   for (size_t i = 0; i < r.devices.size(); ++i) {

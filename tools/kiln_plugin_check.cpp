@@ -75,10 +75,10 @@ struct Tally {
 };
 
 struct Report {
-  std::map<std::string, Tally> by_operator;      // forward checks
-  std::map<std::string, Tally> by_dtype;         // forward checks
-  std::map<std::string, Tally> gradients;        // by operator
-  std::vector<std::string> failures;             // the first lines, for the summary
+  std::map<std::string, Tally> by_operator;  // forward checks
+  std::map<std::string, Tally> by_dtype;     // forward checks
+  std::map<std::string, Tally> gradients;    // by operator
+  std::vector<std::string> failures;         // the first lines, for the summary
   int failure_lines = 0;
 };
 
@@ -170,8 +170,7 @@ void run_forward(const std::vector<kiln::Device>& devices, const Options& opt, b
   }
 }
 
-void run_gradients(const std::vector<kiln::Device>& devices, const Options& opt,
-                   Report& report) {
+void run_gradients(const std::vector<kiln::Device>& devices, const Options& opt, Report& report) {
   for (const Case& c : conformance::all_cases()) {
     if (!opt.filter.empty() && c.name.find(opt.filter) == std::string::npos &&
         c.op.find(opt.filter) == std::string::npos) {
@@ -203,8 +202,7 @@ void print_tallies(const std::string& title, const std::map<std::string, Tally>&
     total.failed += t.failed;
     if (t.failed) failing.push_back(name + " (" + std::to_string(t.failed) + ")");
   }
-  std::cout << "  " << title << ": " << total.passed << " passed, " << total.failed
-            << " failed\n";
+  std::cout << "  " << title << ": " << total.passed << " passed, " << total.failed << " failed\n";
   if (!failing.empty()) print_wrapped(failing, "    failing: ");
 }
 
@@ -235,9 +233,10 @@ int check(const Options& opt) {
   kiln::load_plugins();
   std::cout << "plugin file: " << info.path << "\n";
   if (!info.name.empty()) {
-    std::cout << "  name: " << info.name << "  version: " << info.version << "  abi: "
-              << info.abi_major << "." << info.abi_minor << " (this kiln: "
-              << kiln::core_abi_major() << "." << kiln::core_abi_minor() << ")\n";
+    std::cout << "  name: " << info.name << "  version: " << info.version
+              << "  abi: " << info.abi_major << "." << info.abi_minor
+              << " (this kiln: " << kiln::core_abi_major() << "." << kiln::core_abi_minor()
+              << ")\n";
     if (!info.summary.empty()) std::cout << "  summary: " << info.summary << "\n";
   }
   std::cout << "  state: " << kiln::plugin_state_name(info.state) << "\n";
@@ -270,8 +269,9 @@ int check(const Options& opt) {
   for (const kiln::Device& d : devices) names.push_back(d.str());
   bool golden = std::filesystem::exists(conformance::golden_file());
   std::cout << "\nconformance on " << join(names) << " against the CPU"
-            << (golden ? "" : " (no golden file at " + conformance::golden_file() +
-                                  ": PyTorch's records skipped; set KILN_GOLDEN_DIR)")
+            << (golden ? ""
+                       : " (no golden file at " + conformance::golden_file() +
+                             ": PyTorch's records skipped; set KILN_GOLDEN_DIR)")
             << ":\n";
   Report report;
   run_forward(devices, opt, golden, report);

@@ -96,8 +96,8 @@ int read_corpus(const std::string& scheme, const std::vector<std::string>& shard
   std::set<std::string> fields;
   for (size_t i = 0; i < shards.size(); ++i) {
     std::string path = (dir / ("sample-" + std::to_string(i))).string();
-    std::ofstream(path, std::ios::binary).write(shards[i].data(),
-                                                static_cast<std::streamsize>(shards[i].size()));
+    std::ofstream(path, std::ios::binary)
+        .write(shards[i].data(), static_cast<std::streamsize>(shards[i].size()));
     try {
       auto ds = kiln::data::open(scheme + ":" + path);
       auto stream = ds->iter(kiln::data::WorkerInfo{});
@@ -128,7 +128,7 @@ std::string mutate(const std::vector<std::string>& corpus, std::mt19937_64& rng)
   for (int round = 0, rounds = 1 + static_cast<int>(pick(3)); round < rounds; ++round) {
     switch (pick(6)) {
       case 0: b.resize(pick(b.size() + 1)); break;  // truncated
-      case 1:  // flipped bytes
+      case 1:                                       // flipped bytes
         for (int i = 0, n = 1 + static_cast<int>(pick(8)); i < n && !b.empty(); ++i) {
           b[pick(b.size())] ^= static_cast<char>(1 + pick(255));
         }
@@ -149,7 +149,9 @@ std::string mutate(const std::vector<std::string>& corpus, std::mt19937_64& rng)
         break;
       }
       case 4:  // an interesting value (ASCII digits and extremes land in size fields)
-        if (!b.empty()) b[pick(b.size())] = "\x00\xff\x7f\x80" "0179 "[pick(9)];
+        if (!b.empty())
+          b[pick(b.size())] = "\x00\xff\x7f\x80"
+                              "0179 "[pick(9)];
         break;
       default: {  // spliced with another entry
         const std::string& other = corpus[pick(corpus.size())];
@@ -219,9 +221,9 @@ int check_data_sources(const std::string& path, const std::vector<std::string>& 
                        double fuzz_seconds) {
   if (schemes.empty()) return 0;
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-  auto sample_fn = handle ? reinterpret_cast<SampleShardFn>(
-                                ::dlsym(handle, "kiln_source_sample_shard"))
-                          : nullptr;
+  auto sample_fn =
+      handle ? reinterpret_cast<SampleShardFn>(::dlsym(handle, "kiln_source_sample_shard"))
+             : nullptr;
   auto fuzz_fn = handle ? reinterpret_cast<FuzzFn>(::dlsym(handle, "kiln_source_fuzz")) : nullptr;
   int failed = 0;
   for (const std::string& scheme : schemes) {

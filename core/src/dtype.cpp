@@ -5,9 +5,9 @@
 namespace kiln {
 
 const char* dtype_name(ScalarType t) {
-  static const char* const names[kNumScalarTypes] = {
-      "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-      "float64"};
+  static const char* const names[kNumScalarTypes] = {"bool",    "uint8",  "int8",    "int16",
+                                                     "int32",   "int64",  "float16", "bfloat16",
+                                                     "float32", "float64"};
   return names[static_cast<int>(t)];
 }
 

@@ -20,9 +20,7 @@ Tensor Tensor::index(ArrayRef<TensorIndex> indices) const {
   int64_t d = 0;  // current dimension of `out`
   for (const TensorIndex& i : indices) {
     switch (i.kind()) {
-      case TensorIndex::Kind::Integer:
-        out = out.select(d, i.integer());
-        break;
+      case TensorIndex::Kind::Integer: out = out.select(d, i.integer()); break;
       case TensorIndex::Kind::Slice:
         out = out.slice(d, i.slice().start(), i.slice().stop(), i.slice().step());
         ++d;
@@ -31,9 +29,7 @@ Tensor Tensor::index(ArrayRef<TensorIndex> indices) const {
         out = out.unsqueeze(d);
         ++d;
         break;
-      case TensorIndex::Kind::Ellipsis:
-        d += dim() - consumed;
-        break;
+      case TensorIndex::Kind::Ellipsis: d += dim() - consumed; break;
     }
   }
   return out;

@@ -45,8 +45,8 @@ void call_plugin(const OperatorBase& op, Device device, const OperatorBase::Plug
   int32_t n_in = 0, n_out = 0;
   for (const Tensor* t : inputs) in[n_in++] = describe(*t);
   for (const Tensor* t : outputs) out[n_out++] = describe(*t);
-  kiln_call call{sizeof(kiln_call), op.name(), in, n_in, out, n_out, attrs.data(), attrs.size(),
-                 nullptr};
+  kiln_call call{sizeof(kiln_call), op.name(),    in,     n_in, out, n_out,
+                 attrs.data(),      attrs.size(), nullptr};
   auto fn = reinterpret_cast<kiln_kernel_fn>(k.fn);
   if (fn(&call, k.user) != 0) {
     throw_plugin_error(str(op.name(), " on ", device.str(), ": "), take_plugin_failure());
@@ -69,8 +69,7 @@ FallbackLog& fallback_log() {
 // Note [CPU fallback]: a device that sets cpu_fallback runs operators it lacks on the CPU: the
 // inputs and outputs are copied to the CPU, the CPU kernel runs into the CPU outputs, and those
 // are copied back into the device outputs. It warns once per operator per process.
-void run_on_cpu(const OperatorBase& op, Device device,
-                std::initializer_list<const Tensor*> inputs,
+void run_on_cpu(const OperatorBase& op, Device device, std::initializer_list<const Tensor*> inputs,
                 std::initializer_list<const Tensor*> outputs, const Attrs& attrs) {
   bool warn_here = fallback_warnings();  // first: a malformed KILN_FALLBACK_WARNINGS throws
   bool first = false;
@@ -149,11 +148,13 @@ void run_kernel(const OperatorBase& op, std::initializer_list<const Tensor*> inp
     run_on_cpu(op, device, inputs, outputs, attrs);
     return;
   }
-  throw NotImplementedError(str(
-      op.name(), ": no kernel for device '", device_type_name(device.type()), "' (arguments: ",
-      describe_operands(inputs), "); the operator has kernels for: ", devices_with_kernel(op),
-      ". The plugin of '", device_type_name(device.type()), "' (", plugin_path(record.plugin),
-      ") does not provide '", op.name(), "' and did not opt in to CPU fallback"));
+  throw NotImplementedError(str(op.name(), ": no kernel for device '",
+                                device_type_name(device.type()),
+                                "' (arguments: ", describe_operands(inputs),
+                                "); the operator has kernels for: ", devices_with_kernel(op),
+                                ". The plugin of '", device_type_name(device.type()), "' (",
+                                plugin_path(record.plugin), ") does not provide '", op.name(),
+                                "' and did not opt in to CPU fallback"));
 }
 
 }  // namespace kiln::detail

@@ -2,8 +2,8 @@
 // in plugin_host.h.
 #include "plugin_host.h"
 
-#include "runtime.h"
 #include "data/registry.h"
+#include "runtime.h"
 
 #include <kiln/dispatch.h>
 #include <kiln/error.h>
@@ -148,16 +148,16 @@ kiln_status host_register_kernel(const char* op_name, int32_t device_type, kiln_
     const DeviceTypeRecord& r = records()[type];
     KILN_CHECK(r.ops == nullptr, "register_kernel('", op_name, "'): device type '",
                device_type_name(type), "' belongs to ", plugin_path(r.plugin), "; a plugin ",
-               "registers kernels only for the device types it registered (refused from ",
-               h.path, ")");
+               "registers kernels only for the device types it registered (refused from ", h.path,
+               ")");
     KILN_CHECK(staged_device(type) != nullptr, "register_kernel('", op_name, "'): device type ",
                device_type, " is not registered");
     OperatorBase* op = find_operator(op_name);
     KILN_CHECK(op != nullptr, "register_kernel: kiln has no operator '", op_name, "'");
     for (const StagedKernel& k : h.kernels) {
       KILN_CHECK(k.op != op || k.type != type, "register_kernel: operator '", op_name,
-                 "' already has a kernel for device '", device_type_name(type), "' from ",
-                 h.path, "; refused from ", h.path);
+                 "' already has a kernel for device '", device_type_name(type), "' from ", h.path,
+                 "; refused from ", h.path);
     }
     h.kernels.push_back({op, type, {reinterpret_cast<void*>(fn), user, h.plugin}});
     return 0;
@@ -194,8 +194,8 @@ kiln_status host_register_decoder(const char* extension, kiln_decode_fn fn, void
 
 const kiln_host& host_table() {
   static const kiln_host table = {
-      sizeof(kiln_host), KILN_ABI_MAJOR,       KILN_ABI_MINOR, host_register_device,
-      host_register_kernel, host_set_error, host_log, host_register_source,
+      sizeof(kiln_host),     KILN_ABI_MAJOR,      KILN_ABI_MINOR, host_register_device,
+      host_register_kernel,  host_set_error,      host_log,       host_register_source,
       host_register_decoder, host_set_error_kind,
   };
   return table;
@@ -206,8 +206,9 @@ std::string describe_current_exception() {
   std::string type_name = "unknown type";
   if (type != nullptr) {
     int status = 0;
-    std::unique_ptr<char, void (*)(void*)> demangled(
-        abi::__cxa_demangle(type->name(), nullptr, nullptr, &status), std::free);
+    std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(type->name(), nullptr,
+                                                                         nullptr, &status),
+                                                     std::free);
     type_name = status == 0 && demangled ? demangled.get() : type->name();
   }
   try {

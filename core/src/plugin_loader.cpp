@@ -10,10 +10,10 @@
 // against them (ggml leaks its handles for the same reason): the loader's own objects are
 // deliberately leaked, and nothing is unloaded at exit.
 #include "block_cache.h"
+#include "data/registry.h"
 #include "elf_arch.h"
 #include "plugin_host.h"
 #include "runtime.h"
-#include "data/registry.h"
 
 #include <kiln/dispatch.h>
 #include <kiln/error.h>
@@ -81,8 +81,8 @@ Opening& opening() {
   Opening& o = opening();
   if (std::this_thread::get_id() == o.thread && std::current_exception()) {
     std::cerr << "kiln: fatal: a static constructor of the plugin file " << o.file
-              << " threw while the library was being opened ("
-              << describe_current_exception() << "); dlopen cannot pass an exception on, so "
+              << " threw while the library was being opened (" << describe_current_exception()
+              << "); dlopen cannot pass an exception on, so "
               << "the process stops. Fix the plugin's static constructors, or remove the file "
               << "from the plugin folders (kiln-info lists them)" << std::endl;
   }

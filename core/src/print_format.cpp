@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kThreshold = 1000;  // more elements than this are summarized with "..."
 constexpr int64_t kEdgeItems = 3;     // elements kept at each end of a summarized dimension
 constexpr int64_t kLineWidth = 80;
-constexpr int64_t kGap = -1;          // a position that stands for "..."
+constexpr int64_t kGap = -1;  // a position that stands for "..."
 
 std::string spaces(int64_t n) {
   return std::string(static_cast<size_t>(std::max<int64_t>(n, 0)), ' ');
@@ -177,8 +177,8 @@ std::string vector_str(const Layout& layout, const Formatter& formatter, int64_t
 }
 
 // PyTorch's _tensor_str_with_formatter: nested brackets, one blank line per extra dimension.
-std::string tensor_str(const Layout& layout, const Formatter& formatter, size_t dim,
-                       int64_t offset, int64_t indent) {
+std::string tensor_str(const Layout& layout, const Formatter& formatter, size_t dim, int64_t offset,
+                       int64_t indent) {
   const size_t remaining = layout.sizes.size() - dim;
   if (remaining == 0) return formatter.format(offset);
   if (remaining == 1) return vector_str(layout, formatter, offset, indent);
@@ -215,8 +215,8 @@ std::vector<std::string> suffixes(const PrintInput& in, bool empty) {
   std::vector<std::string> out;
   if (!in.device.empty()) out.push_back("device='" + in.device + "'");
   // An empty tensor has no values to tell its dtype by, so only the default float goes unsaid.
-  const bool say_dtype =
-      empty ? !(in.dtype_is_default && in.kind == PrintKind::Floating) : !in.dtype_is_default;
+  const bool say_dtype = empty ? !(in.dtype_is_default && in.kind == PrintKind::Floating)
+                               : !in.dtype_is_default;
   if (empty && in.sizes.size() != 1) out.push_back("size=" + size_tuple(in.sizes));
   if (say_dtype) out.push_back("dtype=kiln." + in.dtype_name);
   if (!in.grad_fn.empty()) {

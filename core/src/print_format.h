@@ -13,15 +13,15 @@ enum class PrintKind { Bool, Integer, Floating };
 
 // A tensor's contents and the metadata that its printed suffixes need.
 struct PrintInput {
-  std::vector<int64_t> sizes;      // shape; empty = 0-dim tensor
+  std::vector<int64_t> sizes;  // shape; empty = 0-dim tensor
   PrintKind kind = PrintKind::Floating;
-  std::vector<double> floats;      // row-major values when kind == Floating (16-bit widened)
-  std::vector<int64_t> ints;       // row-major values when kind == Integer or Bool (0/1)
-  std::string dtype_name;          // "float32", "int32", "bfloat16", ...
-  bool dtype_is_default = true;    // true for float32, int64 and bool: PyTorch prints no dtype then
-  std::string device;              // "" for cpu, otherwise e.g. "cuda:0" -> device='cuda:0'
-  bool requires_grad = false;      // prints requires_grad=True (unless grad_fn given)
-  std::string grad_fn;             // "" or e.g. "AddBackward0" -> grad_fn=<AddBackward0>
+  std::vector<double> floats;    // row-major values when kind == Floating (16-bit widened)
+  std::vector<int64_t> ints;     // row-major values when kind == Integer or Bool (0/1)
+  std::string dtype_name;        // "float32", "int32", "bfloat16", ...
+  bool dtype_is_default = true;  // true for float32, int64 and bool: PyTorch prints no dtype then
+  std::string device;            // "" for cpu, otherwise e.g. "cuda:0" -> device='cuda:0'
+  bool requires_grad = false;    // prints requires_grad=True (unless grad_fn given)
+  std::string grad_fn;           // "" or e.g. "AddBackward0" -> grad_fn=<AddBackward0>
 };
 
 // The text Python's print(tensor) shows, with "kiln." where PyTorch writes "torch.".

@@ -16,8 +16,8 @@ namespace kiln::detail {
 struct DeviceTypeRecord {
   const kiln_device_ops* ops = nullptr;  // null until a plugin registers the type
   void* self = nullptr;
-  int plugin = -1;     // index in the loader's list
-  int32_t count = 0;   // devices of this type on this machine
+  int plugin = -1;    // index in the loader's list
+  int32_t count = 0;  // devices of this type on this machine
   std::atomic<int64_t> live_storages{0};
 };
 

@@ -42,9 +42,9 @@ Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device
   }
   if (data_ == nullptr) {
     std::string why = detail::take_plugin_error();
-    throw OutOfMemoryError(detail::str("allocate: out of memory on ", device.str(), " allocating ",
-                                       nbytes, " bytes", why.empty() ? "" : ": ", why,
-                                       ". Free tensors you no longer need, or use smaller batches"));
+    throw OutOfMemoryError(detail::str(
+        "allocate: out of memory on ", device.str(), " allocating ", nbytes, " bytes",
+        why.empty() ? "" : ": ", why, ". Free tensors you no longer need, or use smaller batches"));
   }
   from_allocator_ = true;
   r.live_storages.fetch_add(1, std::memory_order_relaxed);

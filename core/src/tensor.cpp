@@ -42,7 +42,7 @@ Tensor make_view(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, int64_
 Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
   int64_t n = checked_numel("empty", sizes, dtype);
   auto storage = std::allocate_shared<Storage>(PoolAllocator<Storage>(), device,
-                                              static_cast<size_t>(n) * element_size(dtype));
+                                               static_cast<size_t>(n) * element_size(dtype));
   // make_tensor with the contiguous strides written in place (no temporary DimVector)
   auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->device = device;
@@ -71,8 +71,8 @@ int64_t checked_numel(const char* op, IntArrayRef sizes, ScalarType dtype) {
                            none ? "the strides of a tensor with these sizes (which has no "
                                   "elements)"
                                 : "the byte count",
-                           " would overflow int64 (at most ",
-                           std::numeric_limits<int64_t>::max(), " bytes)"));
+                           " would overflow int64 (at most ", std::numeric_limits<int64_t>::max(),
+                           " bytes)"));
     }
     numel *= s;  // at most extent
   }
@@ -107,8 +107,12 @@ std::vector<unsigned char> host_bytes(const Tensor& t) {
   if (t.numel() == 0) return buf;
   DeviceTypeRecord& r = require_device(t.device(), "read");
   DimVector strides = contiguous_strides(t.sizes());
-  kiln_tensor dst{buf.data(), static_cast<int32_t>(t.dtype()), static_cast<int32_t>(t.dim()),
-                  t.sizes().data(), strides.data(), {KILN_DEVICE_HOST, 0}};
+  kiln_tensor dst{buf.data(),
+                  static_cast<int32_t>(t.dtype()),
+                  static_cast<int32_t>(t.dim()),
+                  t.sizes().data(),
+                  strides.data(),
+                  {KILN_DEVICE_HOST, 0}};
   kiln_tensor src = describe(t);
   if (r.ops->copy(r.self, &dst, &src) != 0) {
     throw Error(str("copy to host from ", t.device().str(), ": ", take_plugin_error()));
@@ -142,8 +146,8 @@ std::string describe_tensor(const Tensor& t) {
 }
 
 void throw_data_ptr_mismatch(const Tensor& t, ScalarType requested) {
-  throw TypeError(str("data_ptr: expected scalar type ", dtype_name(requested),
-                      " but found ", dtype_name(t.dtype())));
+  throw TypeError(str("data_ptr: expected scalar type ", dtype_name(requested), " but found ",
+                      dtype_name(t.dtype())));
 }
 
 Scalar item_scalar(const Tensor& t) {
@@ -178,9 +182,7 @@ int64_t Tensor::stride(int64_t dim) const {
   return impl().strides[detail::wrap_dim(dim, this->dim(), "stride")];
 }
 
-TensorOptions Tensor::options() const {
-  return TensorOptions().dtype(dtype()).device(device());
-}
+TensorOptions Tensor::options() const { return TensorOptions().dtype(dtype()).device(device()); }
 
 Tensor& Tensor::set_requires_grad(bool requires_grad) {
   KILN_CHECK(!requires_grad || !impl().inference || autograd::InferenceMode::is_enabled(),
@@ -202,9 +204,9 @@ std::string Tensor::str() const {
   detail::PrintInput in;
   in.sizes = sizes().vec();
   ScalarType d = dtype();
-  in.kind = d == kBool ? detail::PrintKind::Bool
-                       : (is_floating_point() ? detail::PrintKind::Floating
-                                              : detail::PrintKind::Integer);
+  in.kind = d == kBool
+                ? detail::PrintKind::Bool
+                : (is_floating_point() ? detail::PrintKind::Floating : detail::PrintKind::Integer);
   std::vector<unsigned char> bytes = detail::host_bytes(*this);
   for (int64_t i = 0; i < numel(); ++i) {
     if (in.kind == detail::PrintKind::Floating) {

@@ -27,12 +27,14 @@ void binary_kernel(const Call& call) {
     if constexpr (pw::can_fail_v<Op, C>) {
       auto f = [](C a, C b) {
         const pw::Error error = Op::error(a, b);
-        if (error != pw::Error::none) [[unlikely]] pw::throw_if_error(error);
+        if (error != pw::Error::none) [[unlikely]]
+          pw::throw_if_error(error);
         return Op{}(a, b);
       };
       binary_map<T>(call, f, Grain);
     } else {
-      binary_map<T>(call, [](C a, C b) { return Op{}(a, b); }, Grain);
+      binary_map<T>(
+          call, [](C a, C b) { return Op{}(a, b); }, Grain);
     }
   });
 }

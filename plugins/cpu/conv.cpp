@@ -30,8 +30,8 @@
 #include <list>
 #include <map>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -168,13 +168,13 @@ void build(Plan& p, Pass pass, const kiln_tensor* t[4], const ConvGeometry& g, b
   for (int k = 0; k < 3; ++k) p.reorder[k] = p.inner[k] != p.user[k];
   for (int k = 0; k < 2; ++k) {
     if (p.reorder[k]) {
-      p.to_inner[k] = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p.user[k], engine(),
-                                                                  p.inner[k]));
+      p.to_inner[k] =
+          dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p.user[k], engine(), p.inner[k]));
     }
   }
   if (p.reorder[2]) {
-    p.to_user = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p.inner[2], engine(),
-                                                            p.user[2]));
+    p.to_user =
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine(), p.inner[2], engine(), p.user[2]));
   }
   p.ok = true;
 }
@@ -185,8 +185,9 @@ class PlanCache {
   using Key = std::vector<int64_t>;
 
   std::shared_ptr<const Plan> get(Pass pass, const kiln_tensor* t[4], const ConvGeometry& g) {
-    Key key = {pass, t[2]->dtype, plain_layouts(), g.stride[0], g.stride[1], g.padding[0],
-               g.padding[1], g.dilation[0], g.dilation[1], g.groups, t[3] != nullptr};
+    Key key = {pass,          t[2]->dtype,  plain_layouts(), g.stride[0],
+               g.stride[1],   g.padding[0], g.padding[1],    g.dilation[0],
+               g.dilation[1], g.groups,     t[3] != nullptr};
     for (int k = 0; k < 4 && t[k] != nullptr; ++k) {
       key.insert(key.end(), t[k]->sizes, t[k]->sizes + t[k]->ndim);
       key.insert(key.end(), t[k]->strides, t[k]->strides + t[k]->ndim);

@@ -21,7 +21,7 @@ void conv2d_ref(const kiln_tensor& x, const kiln_tensor& w, const kiln_tensor* b
 void conv2d_backward_input_ref(const kiln_tensor& gy, const kiln_tensor& w, const kiln_tensor& gx,
                                const ConvGeometry& g);
 // gw = the gradient of w from gy and x.
-void conv2d_backward_weight_ref(const kiln_tensor& gy, const kiln_tensor& x,
-                                const kiln_tensor& gw, const ConvGeometry& g);
+void conv2d_backward_weight_ref(const kiln_tensor& gy, const kiln_tensor& x, const kiln_tensor& gw,
+                                const ConvGeometry& g);
 
 }  // namespace kiln::cpu

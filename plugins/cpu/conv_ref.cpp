@@ -26,9 +26,17 @@ struct View4 {
 struct Dims {
   int64_t n, c, h, w, o, cg, og, kh, kw, oh, ow;
   Dims(const kiln_tensor& x, const kiln_tensor& wt, const kiln_tensor& y, int64_t groups)
-      : n(x.sizes[0]), c(x.sizes[1]), h(x.sizes[2]), w(x.sizes[3]), o(wt.sizes[0]),
-        cg(wt.sizes[1]), og(wt.sizes[0] / groups), kh(wt.sizes[2]), kw(wt.sizes[3]),
-        oh(y.sizes[2]), ow(y.sizes[3]) {}
+      : n(x.sizes[0]),
+        c(x.sizes[1]),
+        h(x.sizes[2]),
+        w(x.sizes[3]),
+        o(wt.sizes[0]),
+        cg(wt.sizes[1]),
+        og(wt.sizes[0] / groups),
+        kh(wt.sizes[2]),
+        kw(wt.sizes[3]),
+        oh(y.sizes[2]),
+        ow(y.sizes[3]) {}
 };
 
 template <class T>
@@ -150,9 +158,8 @@ ConvGeometry conv_geometry(const Call& call) {
 
 void conv2d_ref(const kiln_tensor& x, const kiln_tensor& w, const kiln_tensor* b,
                 const kiln_tensor& y, const ConvGeometry& g) {
-  visit<Dtypes::floating>(y.dtype, [&](auto tag) {
-    forward<typename decltype(tag)::type>(x, w, b, y, g);
-  });
+  visit<Dtypes::floating>(y.dtype,
+                          [&](auto tag) { forward<typename decltype(tag)::type>(x, w, b, y, g); });
 }
 
 void conv2d_backward_input_ref(const kiln_tensor& gy, const kiln_tensor& w, const kiln_tensor& gx,
@@ -162,8 +169,8 @@ void conv2d_backward_input_ref(const kiln_tensor& gy, const kiln_tensor& w, cons
   });
 }
 
-void conv2d_backward_weight_ref(const kiln_tensor& gy, const kiln_tensor& x,
-                                const kiln_tensor& gw, const ConvGeometry& g) {
+void conv2d_backward_weight_ref(const kiln_tensor& gy, const kiln_tensor& x, const kiln_tensor& gw,
+                                const ConvGeometry& g) {
   visit<Dtypes::floating>(gw.dtype, [&](auto tag) {
     backward_weight<typename decltype(tag)::type>(gy, x, gw, g);
   });

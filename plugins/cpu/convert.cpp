@@ -28,7 +28,7 @@ bool has_f16c() {
 }
 
 __attribute__((target("avx,f16c"))) void half_to_float_f16c(const uint16_t* src, float* dst,
-                                                             int64_t n) {
+                                                            int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
@@ -38,7 +38,7 @@ __attribute__((target("avx,f16c"))) void half_to_float_f16c(const uint16_t* src,
 }
 
 __attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* src, uint16_t* dst,
-                                                             int64_t n) {
+                                                            int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);

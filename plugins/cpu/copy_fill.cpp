@@ -38,9 +38,7 @@ void copy_kernel(const Call& call) {
     copy_same_dtype(dst, src);
     return;
   }
-  visit<Dtypes::all>(dst.dtype, [&](auto tag) {
-    copy_to<typename decltype(tag)::type>(dst, src);
-  });
+  visit<Dtypes::all>(dst.dtype, [&](auto tag) { copy_to<typename decltype(tag)::type>(dst, src); });
 }
 
 }  // namespace

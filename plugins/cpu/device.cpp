@@ -1,7 +1,7 @@
 // The "cpu" device: one device whose memory is ordinary host memory, 64-byte aligned.
-#include <tbb/scalable_allocator.h>
 #include "loops.hpp"
 #include "registry.hpp"
+#include <tbb/scalable_allocator.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tbb/info.h>
@@ -33,8 +33,8 @@ std::string onednn_isa() {
 // "AMD EPYC; 2 threads; avx2 fma f16c avx512f ...; oneDNN avx512_core_bf16 (...)" from
 // /proc/cpuinfo, TBB and oneDNN.
 std::string read_description() {
-  static const char* const kFlags[] = {"sse4_2",      "avx",       "avx2",       "fma",
-                                       "f16c",        "avx512f",   "avx512bw",   "avx512_vnni",
+  static const char* const kFlags[] = {"sse4_2",      "avx",         "avx2",     "fma",
+                                       "f16c",        "avx512f",     "avx512bw", "avx512_vnni",
                                        "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
                                        "amx_int8"};
   std::string model = "unknown CPU", flags;
@@ -74,7 +74,8 @@ void describe(void*, int32_t, char* buf, size_t len) {
 // measured with callgrind on a 1-element add).
 void* alloc(void*, int32_t, size_t bytes) {
   // never NULL for 0 bytes: a fresh empty tensor still gets a distinct valid pointer
-  void* p = bytes > SIZE_MAX - 64 ? nullptr : scalable_aligned_malloc(std::max<size_t>(bytes, 1), 64);
+  void* p = bytes > SIZE_MAX - 64 ? nullptr
+                                  : scalable_aligned_malloc(std::max<size_t>(bytes, 1), 64);
   if (p == nullptr) {
     sdk::set_error(KILN_ERROR_OUT_OF_MEMORY,
                    "out of memory: cannot allocate " + std::to_string(bytes) + " bytes");
@@ -102,8 +103,8 @@ kiln_status copy(void*, const kiln_tensor* dst, const kiln_tensor* src) {
     if (!same) {
       throw std::invalid_argument(std::string("copy: dtypes ") + sdk::dtype_name(dst->dtype) +
                                   " and " + sdk::dtype_name(src->dtype) + ", " +
-                                  std::to_string(dst->ndim) + " and " +
-                                  std::to_string(src->ndim) + " dimensions: sizes must match");
+                                  std::to_string(dst->ndim) + " and " + std::to_string(src->ndim) +
+                                  " dimensions: sizes must match");
     }
     if (dst->ndim > sdk::StridedLoop<2>::kMaxDims) {
       throw std::invalid_argument("copy: too many dimensions");

@@ -52,8 +52,7 @@ void take_along(const kiln_tensor& out, const kiln_tensor& x, const kiln_tensor&
         return;
       }
       for (int64_t k = 0; k < n; ++k) {
-        *reinterpret_cast<B*>(p[0] + k * step[0]) =
-            *reinterpret_cast<const B*>(src + k * step[2]);
+        *reinterpret_cast<B*>(p[0] + k * step[0]) = *reinterpret_cast<const B*>(src + k * step[2]);
       }
       return;
     }
@@ -70,8 +69,7 @@ void take_along(const kiln_tensor& out, const kiln_tensor& x, const kiln_tensor&
 void take_along_any(const kiln_tensor& out, const kiln_tensor& x, const kiln_tensor& index,
                     int64_t dim) {
   if (index.dtype != KILN_I64) {
-    throw sdk::type_error(std::string("index must be int64, not ") +
-                          sdk::dtype_name(index.dtype));
+    throw sdk::type_error(std::string("index must be int64, not ") + sdk::dtype_name(index.dtype));
   }
   switch (sdk::dtype_size(x.dtype)) {
     case 1: take_along<uint8_t>(out, x, index, dim); break;

@@ -42,18 +42,17 @@ constexpr bool is_16bit_float_v = std::is_same_v<T, Half> || std::is_same_v<T, B
 // An unsigned integer type with the size of T, for copying elements without looking at them.
 using sdk::pointwise::bits_t;
 
-constexpr int64_t kGrain = 32768;     // elements below which a cheap loop stays on one thread
-constexpr int64_t kGrainHeavy = 2048; // the same for loops that call exp, sin, pow, ...
-constexpr int64_t kChunk = 256;       // 16-bit floats are converted to float this many at a time
+constexpr int64_t kGrain = 32768;      // elements below which a cheap loop stays on one thread
+constexpr int64_t kGrainHeavy = 2048;  // the same for loops that call exp, sin, pow, ...
+constexpr int64_t kChunk = 256;        // 16-bit floats are converted to float this many at a time
 
 // A non-owning reference to a callable void(int64_t begin, int64_t end).
 class RangeFn {
  public:
   template <class F>
   RangeFn(const F& f)  // NOLINT: implicit, like std::function_ref
-      : object_(&f), call_([](const void* o, int64_t b, int64_t e) {
-          (*static_cast<const F*>(o))(b, e);
-        }) {}
+      : object_(&f),
+        call_([](const void* o, int64_t b, int64_t e) { (*static_cast<const F*>(o))(b, e); }) {}
   void operator()(int64_t begin, int64_t end) const { call_(object_, begin, end); }
 
  private:

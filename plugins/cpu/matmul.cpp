@@ -27,8 +27,8 @@
 namespace kiln::cpu {
 namespace {
 
-using sdk::kernel;
 using dnnl::memory;
+using sdk::kernel;
 
 constexpr int64_t kSmallProduct = 8192;  // m * n * k below which gemm_loop beats a oneDNN call
 constexpr size_t kCacheCapacity = 64;
@@ -103,8 +103,8 @@ std::shared_ptr<const Primitive> get_primitive(const MatmulShape& s, int32_t dty
                                                int32_t out_dtype, bool batched, int64_t batch_a,
                                                int64_t batch_b, const MatmulEpilogue& e) {
   const int64_t bias = e.row_bias != nullptr ? e.bias_dtype : -1;
-  PrimitiveCache::Key key = {dtype, out_dtype, batched, batch_a, batch_b, s.batch, s.m, s.k, s.n,
-                             bias, e.accumulate};
+  PrimitiveCache::Key key = {dtype, out_dtype, batched, batch_a, batch_b,     s.batch,
+                             s.m,   s.k,       s.n,     bias,    e.accumulate};
   key.insert(key.end(), s.sa, s.sa + 3);
   key.insert(key.end(), s.sb, s.sb + 3);
   key.insert(key.end(), s.sc, s.sc + 3);
@@ -176,8 +176,8 @@ bool onednn_matmul(MatmulShape s, int32_t dtype, int32_t out_dtype, bool batched
 namespace {
 
 // 16-bit operands widened to float32 for oneDNN, the result rounded back once.
-bool onednn_widened(const MatmulShape& s, int32_t dtype, bool batched, const void* a,
-                    const void* b, void* out) {
+bool onednn_widened(const MatmulShape& s, int32_t dtype, bool batched, const void* a, const void* b,
+                    void* out) {
   const int64_t size_a[3] = {s.sa[0] == 0 ? 1 : s.batch, s.m, s.k};
   const int64_t size_b[3] = {s.sb[0] == 0 ? 1 : s.batch, s.k, s.n};
   const int64_t size_c[3] = {s.batch, s.m, s.n};

@@ -185,8 +185,8 @@ struct Chunk {
   static void sums(const C* g, const C* x, const C* y, int64_t n, C mean, bool relu, C* s) {
     gradient_sums(g, x, y, n, mean, relu, s);
   }
-  static void grad(const C* g, const C* x, const C* y, C* out, int64_t n, C mean, C a, C gm,
-                   C k, bool relu) {
+  static void grad(const C* g, const C* x, const C* y, C* out, int64_t n, C mean, C a, C gm, C k,
+                   bool relu) {
     input_gradient(g, x, y, out, n, mean, a, gm, k, relu);
   }
 };
@@ -218,8 +218,8 @@ void check_vector(const Call& call, const char* what, const kiln_tensor& t, int6
   if (t.ndim != 1 || t.sizes[0] != channels || (channels > 1 && t.strides[0] != 1) ||
       t.dtype != dtype) {
     throw std::invalid_argument(std::string(call.op()) + ": " + what + " must be a dense " +
-                                sdk::dtype_name(dtype) + " vector of " +
-                                std::to_string(channels) + " elements");
+                                sdk::dtype_name(dtype) + " vector of " + std::to_string(channels) +
+                                " elements");
   }
 }
 
@@ -296,8 +296,8 @@ void batch_norm_backward_kernel(const Call& call) {
   }
   const bool relu = call.attr_i64(0) != 0;
   if (call.num_inputs() != (relu ? 6 : 5)) {
-    throw std::invalid_argument("batch_norm_backward: expected " +
-                                std::to_string(relu ? 6 : 5) + " inputs");
+    throw std::invalid_argument("batch_norm_backward: expected " + std::to_string(relu ? 6 : 5) +
+                                " inputs");
   }
   const Channel ch = channel_view(x);
   check_layout(call, "the input", x, x);

@@ -13,15 +13,19 @@
 
 #define KILN_CPU_STRING2(x) #x
 #define KILN_CPU_STRING(x) KILN_CPU_STRING2(x)
-#define KILN_CPU_ONEDNN_VERSION                                              \
-  KILN_CPU_STRING(DNNL_VERSION_MAJOR) "." KILN_CPU_STRING(DNNL_VERSION_MINOR) "." \
-      KILN_CPU_STRING(DNNL_VERSION_PATCH)
+#define KILN_CPU_ONEDNN_VERSION       \
+  KILN_CPU_STRING(DNNL_VERSION_MAJOR) \
+  "." KILN_CPU_STRING(DNNL_VERSION_MINOR) "." KILN_CPU_STRING(DNNL_VERSION_PATCH)
 
 extern "C" {
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
   static const kiln_plugin_info info = {
-      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "cpu", "0.1.0",
+      sizeof(kiln_plugin_info),
+      KILN_ABI_MAJOR,
+      KILN_ABI_MINOR,
+      "cpu",
+      "0.1.0",
       "CPU device: matrix products on oneDNN " KILN_CPU_ONEDNN_VERSION
       ", elementwise operators and reductions on oneTBB " TBB_VERSION_STRING};
   return &info;

@@ -53,7 +53,8 @@ void uniform_kernel(const Call& call) {
                                                              : 24;
       const float lo = static_cast<float>(from), range = static_cast<float>(to) - lo;
       generate<T>(call.output(0), seed_of(call), offset_of(call), [=](const Words& w) {
-        float u = static_cast<float>(w[0] >> (32 - kBits)) * (1.0f / static_cast<float>(1u << kBits));
+        float u = static_cast<float>(w[0] >> (32 - kBits)) *
+                  (1.0f / static_cast<float>(1u << kBits));
         return u * range + lo;
       });
     }

@@ -40,7 +40,10 @@ struct Sum {
       return static_cast<acc_t>(static_cast<int64_t>(x));  // sign-extend, then wrap
     }
   }
-  template <class V> static V combine(V a, V b) { return a + b; }
+  template <class V>
+  static V combine(V a, V b) {
+    return a + b;
+  }
   static C finish(acc_t a) { return static_cast<C>(a); }
 };
 
@@ -48,7 +51,10 @@ template <class T>
 struct Prod : Sum<T> {
   using typename Sum<T>::acc_t;
   static acc_t identity() { return acc_t(1); }
-  template <class V> static V combine(V a, V b) { return a * b; }
+  template <class V>
+  static V combine(V a, V b) {
+    return a * b;
+  }
 };
 
 template <class T>
@@ -59,7 +65,10 @@ struct AMax {
   static constexpr bool kNeedsElements = true;
   static acc_t identity() { return lowest_value<C>(); }
   static acc_t load(C x) { return x; }
-  template <class V> static V combine(V a, V b) { return nan_max(a, b); }
+  template <class V>
+  static V combine(V a, V b) {
+    return nan_max(a, b);
+  }
   static C finish(acc_t a) { return a; }
 };
 
@@ -67,7 +76,10 @@ template <class T>
 struct AMin : AMax<T> {
   using typename AMax<T>::acc_t;
   static acc_t identity() { return highest_value<acc_t>(); }
-  template <class V> static V combine(V a, V b) { return nan_min(a, b); }
+  template <class V>
+  static V combine(V a, V b) {
+    return nan_min(a, b);
+  }
 };
 
 template <class T>
@@ -77,14 +89,20 @@ struct All {  // bool only; bytes so that the loops vectorize
   static constexpr bool kNeedsElements = false;
   static acc_t identity() { return 1; }
   static acc_t load(bool x) { return x; }
-  template <class V> static V combine(V a, V b) { return a & b; }
+  template <class V>
+  static V combine(V a, V b) {
+    return a & b;
+  }
   static bool finish(acc_t a) { return a != 0; }
 };
 
 template <class T>
 struct Any : All<T> {
   static uint8_t identity() { return 0; }
-  template <class V> static V combine(V a, V b) { return a | b; }
+  template <class V>
+  static V combine(V a, V b) {
+    return a | b;
+  }
 };
 
 // ---- building blocks ----------------------------------------------------------------------------
@@ -290,8 +308,8 @@ void reduce_inner(const ReducePlan& p, const char* x, char* out) {
 // result[j] = reduction over rows [r0, r1) of the w columns at x (column byte step cs). Whole
 // rows of the span are read in address order, which the hardware prefetcher follows.
 template <class Op, class T>
-void reduce_rows(const char* x, const ReducePlan& p, int64_t r0, int64_t r1, int64_t w,
-                 int64_t cs, typename Op::acc_t* result) {
+void reduce_rows(const char* x, const ReducePlan& p, int64_t r0, int64_t r1, int64_t w, int64_t cs,
+                 typename Op::acc_t* result) {
   using A = typename Op::acc_t;
   Scratch<A, 1024> storage(Cascade<Op>::levels() * w);
   Cascade<Op> acc(w, storage.get());

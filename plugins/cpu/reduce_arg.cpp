@@ -223,8 +223,7 @@ void arg_outer(const ArgPlan& p, const char* x, char* values, char* indices) {
     for (int64_t j = 0; j < w; ++j) {
       *reinterpret_cast<T*>(values + plane.off[1] + (c0 + j) * p.values[last]) =
           static_cast<T>(best[j]);
-      *reinterpret_cast<int64_t*>(indices + plane.off[2] + (c0 + j) * p.indices[last]) =
-          index[j];
+      *reinterpret_cast<int64_t*>(indices + plane.off[2] + (c0 + j) * p.indices[last]) = index[j];
     }
   };
   if (tasks >= 4 || p.outputs * p.run <= 2 * kGrain) {

@@ -42,8 +42,7 @@ ReducePlan make_plan(const kiln_tensor& x, const kiln_tensor& out, const bool* r
       p.outputs *= size;
     }
     if (size == 1) continue;
-    dims[n++] = {size, x.strides[d] * item, reduced[d] ? 0 : out.strides[d] * out_item,
-                 reduced[d]};
+    dims[n++] = {size, x.strides[d] * item, reduced[d] ? 0 : out.strides[d] * out_item, reduced[d]};
   }
   // outermost first: a stable insertion sort by input stride, descending
   for (int i = 1; i < n; ++i) {

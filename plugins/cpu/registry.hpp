@@ -12,18 +12,18 @@ using KernelTable = sdk::KernelTable;  // kiln/sdk/kernel_table.hpp
 // The "cpu" device type's operations (device.cpp).
 const kiln_device_ops* device_ops();
 
-void register_unary(KernelTable& table);      // unary.cpp
-void register_binary(KernelTable& table);     // binary.cpp
-void register_compare(KernelTable& table);    // compare.cpp
-void register_ternary(KernelTable& table);    // ternary.cpp
-void register_copy_fill(KernelTable& table);  // copy_fill.cpp
-void register_reduce(KernelTable& table);     // reduce.cpp
-void register_reduce_arg(KernelTable& table); // reduce_arg.cpp
-void register_index(KernelTable& table);      // index.cpp
-void register_matmul(KernelTable& table);     // matmul.cpp
-void register_random(KernelTable& table);     // random.cpp
-void register_conv(KernelTable& table);       // conv.cpp
-void register_scatter(KernelTable& table);    // scatter.cpp
-void register_norm(KernelTable& table);       // norm.cpp
+void register_unary(KernelTable& table);       // unary.cpp
+void register_binary(KernelTable& table);      // binary.cpp
+void register_compare(KernelTable& table);     // compare.cpp
+void register_ternary(KernelTable& table);     // ternary.cpp
+void register_copy_fill(KernelTable& table);   // copy_fill.cpp
+void register_reduce(KernelTable& table);      // reduce.cpp
+void register_reduce_arg(KernelTable& table);  // reduce_arg.cpp
+void register_index(KernelTable& table);       // index.cpp
+void register_matmul(KernelTable& table);      // matmul.cpp
+void register_random(KernelTable& table);      // random.cpp
+void register_conv(KernelTable& table);        // conv.cpp
+void register_scatter(KernelTable& table);     // scatter.cpp
+void register_norm(KernelTable& table);        // norm.cpp
 
 }  // namespace kiln::cpu

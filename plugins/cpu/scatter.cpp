@@ -19,8 +19,7 @@ using sdk::kernel;
 
 void check_index_dtype(const kiln_tensor& index) {
   if (index.dtype != KILN_I64) {
-    throw sdk::type_error(std::string("index must be int64, not ") +
-                          sdk::dtype_name(index.dtype));
+    throw sdk::type_error(std::string("index must be int64, not ") + sdk::dtype_name(index.dtype));
   }
 }
 

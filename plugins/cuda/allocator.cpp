@@ -102,10 +102,10 @@ void* allocate(int32_t device, size_t bytes) {
       size_t free_bytes = 0, total = 0;
       cudaMemGetInfo(&free_bytes, &total);
       sdk::set_error(KILN_ERROR_OUT_OF_MEMORY,
-                     "CUDA out of memory: tried to allocate " + mib(bytes) + " on cuda:" +
-                         std::to_string(device) + " (" + mib(total) + " total, " +
-                         mib(free_bytes) + " free; kiln has reserved " +
-                         mib(cache.stats.reserved) + ", " + mib(cache.stats.allocated) +
+                     "CUDA out of memory: tried to allocate " + mib(bytes) +
+                         " on cuda:" + std::to_string(device) + " (" + mib(total) + " total, " +
+                         mib(free_bytes) + " free; kiln has reserved " + mib(cache.stats.reserved) +
+                         ", " + mib(cache.stats.allocated) +
                          " of it allocated): " + cudaGetErrorString(status));
       return nullptr;
     }

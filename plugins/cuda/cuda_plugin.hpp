@@ -66,11 +66,11 @@ void copy_convert(const kiln_tensor& dst, const kiln_tensor& src, cudaStream_t s
 
 using KernelTable = sdk::KernelTable;  // kiln/sdk/kernel_table.hpp
 
-const kiln_device_ops* device_ops();             // device.cpp
-void register_elementwise(KernelTable& table);   // elementwise.cu
-void register_reduce(KernelTable& table);        // reduce.cu
-void register_random(KernelTable& table);        // random.cu
-void register_index(KernelTable& table);         // index.cu
-void register_matmul(KernelTable& table);        // matmul.cu
+const kiln_device_ops* device_ops();            // device.cpp
+void register_elementwise(KernelTable& table);  // elementwise.cu
+void register_reduce(KernelTable& table);       // reduce.cu
+void register_random(KernelTable& table);       // random.cu
+void register_index(KernelTable& table);        // index.cu
+void register_matmul(KernelTable& table);       // matmul.cu
 
 }  // namespace kiln::cuda

@@ -20,13 +20,13 @@ __device__ int g_error;
 
 void check_device_error(cudaStream_t stream) {
   int code = 0;
-  KILN_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&code, g_error, sizeof code, 0,
-                                            cudaMemcpyDeviceToHost, stream));
+  KILN_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&code, g_error, sizeof code, 0, cudaMemcpyDeviceToHost,
+                                            stream));
   KILN_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (code == static_cast<int>(pw::Error::none)) return;
   const int zero = 0;
-  KILN_CUDA_CHECK(cudaMemcpyToSymbolAsync(g_error, &zero, sizeof zero, 0,
-                                          cudaMemcpyHostToDevice, stream));
+  KILN_CUDA_CHECK(cudaMemcpyToSymbolAsync(g_error, &zero, sizeof zero, 0, cudaMemcpyHostToDevice,
+                                          stream));
   pw::throw_if_error(static_cast<pw::Error>(code));
 }
 
@@ -122,10 +122,9 @@ void clamp_kernel(const Call& call) {
     using A = acc_t<T>;
     using Op = pw::Clamp<A>;
     if constexpr (pw::accepts_v<Op::dtypes, A>) {
-      const Op op{pw::clamp_bound<A>(call.has_attr(0) ? &call.attr(0) : nullptr,
-                                     pw::lowest_value<A>()),
-                  pw::clamp_bound<A>(call.has_attr(1) ? &call.attr(1) : nullptr,
-                                     pw::highest_value<A>())};
+      const Op op{
+          pw::clamp_bound<A>(call.has_attr(0) ? &call.attr(0) : nullptr, pw::lowest_value<A>()),
+          pw::clamp_bound<A>(call.has_attr(1) ? &call.attr(1) : nullptr, pw::highest_value<A>())};
       map<T, T>(stream_of(call), Pointwise<T, T, Op>{op}, call.output(0), {&call.input(0)});
     } else {
       refuse(call, call.output(0).dtype);
@@ -227,14 +226,14 @@ struct CopyOp {
 template <class U>
 void copy_bytes(const kiln_tensor& dst, const kiln_tensor& src, cudaStream_t stream) {
   kiln_tensor d = dst, s = src;
-  d.dtype = s.dtype = sizeof(U) == 1 ? KILN_U8 : sizeof(U) == 2 ? KILN_I16
-                                      : sizeof(U) == 4 ? KILN_I32 : KILN_I64;
+  d.dtype = s.dtype = sizeof(U) == 1   ? KILN_U8
+                      : sizeof(U) == 2 ? KILN_I16
+                      : sizeof(U) == 4 ? KILN_I32
+                                       : KILN_I64;
   map<U, U>(stream, CopyOp<U>{}, d, {&s});
 }
 
-void copy_kernel(const Call& call) {
-  copy_convert(call.output(0), call.input(0), stream_of(call));
-}
+void copy_kernel(const Call& call) { copy_convert(call.output(0), call.input(0), stream_of(call)); }
 
 }  // namespace
 
@@ -250,9 +249,10 @@ void copy_convert(const kiln_tensor& dst, const kiln_tensor& src, cudaStream_t s
   const int64_t n = sdk::numel(dst);
   if (n == 0) return;
   const kiln_tensor* ops[2] = {&dst, &src};
-  convert_kernel<<<blocks_for(n, 1), kThreads, 0, stream>>>(
-      n, Offsets<2>(ops), static_cast<char*>(dst.data), dst.dtype,
-      static_cast<const char*>(src.data), src.dtype);
+  convert_kernel<<<blocks_for(n, 1), kThreads, 0, stream>>>(n, Offsets<2>(ops),
+                                                            static_cast<char*>(dst.data), dst.dtype,
+                                                            static_cast<const char*>(src.data),
+                                                            src.dtype);
   KILN_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -49,9 +49,8 @@ void take(const Call& call, const kiln_tensor& x, const kiln_tensor& index_view,
   auto launch = [&](auto tag) {
     using U = typename decltype(tag)::type;
     take_kernel<U><<<blocks_for(n, 1), kThreads, 0, stream>>>(
-        n, Offsets<3>(ops), static_cast<char*>(out.data),
-        static_cast<const char*>(index_view.data), static_cast<const char*>(x.data),
-        x.strides[dim] * item, x.sizes[dim]);
+        n, Offsets<3>(ops), static_cast<char*>(out.data), static_cast<const char*>(index_view.data),
+        static_cast<const char*>(x.data), x.strides[dim] * item, x.sizes[dim]);
   };
   switch (item) {
     case 1: launch(sdk::TypeTag<uint8_t>{}); break;
@@ -71,9 +70,8 @@ void take(const Call& call, const kiln_tensor& x, const kiln_tensor& index_view,
   const int zero = 0;
   KILN_CUDA_CHECK(cudaMemcpyToSymbolAsync(g_index_error, &zero, sizeof zero, 0,
                                           cudaMemcpyHostToDevice, stream));
-  throw std::out_of_range("index " + std::to_string(bad) +
-                          " is out of bounds for dimension " + std::to_string(dim) +
-                          " with size " + std::to_string(x.sizes[dim]));
+  throw std::out_of_range("index " + std::to_string(bad) + " is out of bounds for dimension " +
+                          std::to_string(dim) + " with size " + std::to_string(x.sizes[dim]));
 }
 
 // gather(x, index; dim): index has the output's sizes.

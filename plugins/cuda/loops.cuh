@@ -155,13 +155,12 @@ __global__ void map_contiguous(int64_t n, Op op, Out* __restrict__ out,
 }
 
 template <class Out, class Op, class... In, size_t... K>
-__device__ __forceinline__ void map_at(const Offsets<1 + sizeof...(In)>& offsets, int64_t i,
-                                       Op op, char* out, const char* const* in,
+__device__ __forceinline__ void map_at(const Offsets<1 + sizeof...(In)>& offsets, int64_t i, Op op,
+                                       char* out, const char* const* in,
                                        std::index_sequence<K...>) {
   int64_t off[1 + sizeof...(In)];
   offsets.get(i, off);
-  *reinterpret_cast<Out*>(out + off[0]) =
-      op(*reinterpret_cast<const In*>(in[K] + off[K + 1])...);
+  *reinterpret_cast<Out*>(out + off[0]) = op(*reinterpret_cast<const In*>(in[K] + off[K + 1])...);
 }
 
 template <int N>
@@ -192,13 +191,15 @@ void map_impl(cudaStream_t stream, Op op, const kiln_tensor& out, const kiln_ten
   if (n == 0) return;
   const bool contiguous = sdk::is_contiguous(out) && (sdk::is_contiguous(*in[K]) && ...);
   if (contiguous && aligned_to_vec<Out>(out.data) && (aligned_to_vec<In>(in[K]->data) && ...)) {
-    map_contiguous<Out, Op, In...><<<blocks_for(n, kVec), kThreads, 0, stream>>>(
-        n, op, static_cast<Out*>(out.data), static_cast<const In*>(in[K]->data)...);
+    map_contiguous<Out, Op, In...>
+        <<<blocks_for(n, kVec), kThreads, 0, stream>>>(n, op, static_cast<Out*>(out.data),
+                                                       static_cast<const In*>(in[K]->data)...);
   } else {  // strided, or contiguous without vector alignment (one merged dimension)
     const kiln_tensor* ops[N] = {&out, in[K]...};
     Pointers<N> ptrs{{static_cast<const char*>(in[K]->data)..., nullptr}};
-    map_strided<Out, Op, In...><<<blocks_for(n, 1), kThreads, 0, stream>>>(
-        n, op, Offsets<N>(ops), static_cast<char*>(out.data), ptrs);
+    map_strided<Out, Op, In...>
+        <<<blocks_for(n, 1), kThreads, 0, stream>>>(n, op, Offsets<N>(ops),
+                                                    static_cast<char*>(out.data), ptrs);
   }
   KILN_CUDA_CHECK(cudaGetLastError());
 }

@@ -71,10 +71,22 @@ Operand as_operand(const void* data, int64_t rows, int64_t cols, int64_t s0, int
 
 template <class T>
 struct CublasType;
-template <> struct CublasType<float> { static constexpr cudaDataType_t value = CUDA_R_32F; };
-template <> struct CublasType<double> { static constexpr cudaDataType_t value = CUDA_R_64F; };
-template <> struct CublasType<half> { static constexpr cudaDataType_t value = CUDA_R_16F; };
-template <> struct CublasType<bf16> { static constexpr cudaDataType_t value = CUDA_R_16BF; };
+template <>
+struct CublasType<float> {
+  static constexpr cudaDataType_t value = CUDA_R_32F;
+};
+template <>
+struct CublasType<double> {
+  static constexpr cudaDataType_t value = CUDA_R_64F;
+};
+template <>
+struct CublasType<half> {
+  static constexpr cudaDataType_t value = CUDA_R_16F;
+};
+template <>
+struct CublasType<bf16> {
+  static constexpr cudaDataType_t value = CUDA_R_16BF;
+};
 
 // c[b] = a[b] @ b[b] for b < batch (integers), one thread per output element.
 template <class T>

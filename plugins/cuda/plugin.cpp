@@ -12,7 +12,6 @@
 
 #include <string>
 
-
 namespace {
 
 std::string version_text(int v) {  // 13000 -> "13.0"
@@ -44,7 +43,11 @@ extern "C" {
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
   static const kiln_plugin_info info = {
-      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "cuda", "0.1.0",
+      sizeof(kiln_plugin_info),
+      KILN_ABI_MAJOR,
+      KILN_ABI_MINOR,
+      "cuda",
+      "0.1.0",
       "CUDA device (built with CUDA " KILN_CUDA_TOOLKIT_VERSION "): caching allocator, "
       "elementwise/reduction/random kernels, matrix products on cuBLAS"};
   return &info;

@@ -122,8 +122,9 @@ __global__ void reduce_kernel(const In* in, ReducePlan plan, Op op, T* out, int6
 }
 
 template <class T>
-using sum_t = std::conditional_t<is_float_v<T>, std::conditional_t<std::is_same_v<T, double>,
-                                                                    double, float>, int64_t>;
+using sum_t =
+    std::conditional_t<is_float_v<T>, std::conditional_t<std::is_same_v<T, double>, double, float>,
+                       int64_t>;
 
 template <class T, bool Product>
 struct SumOp {
@@ -199,8 +200,9 @@ void launch_reduce(const Call& call, const ReducePlan& plan, Op op, int64_t* out
   const unsigned grid_x = static_cast<unsigned>(std::min<int64_t>(plan.n_out, 65535));
   T* out_data = static_cast<T*>(out.data);
   if (parts == 1) {
-    reduce_kernel<T, Op, T><<<dim3(grid_x, 1), threads, 0, stream>>>(
-        static_cast<const T*>(in.data), plan, op, out_data, out_index, nullptr, 1, true);
+    reduce_kernel<T, Op, T><<<dim3(grid_x, 1), threads, 0, stream>>>(static_cast<const T*>(in.data),
+                                                                     plan, op, out_data, out_index,
+                                                                     nullptr, 1, true);
     KILN_CUDA_CHECK(cudaGetLastError());
     return;
   }
@@ -212,8 +214,9 @@ void launch_reduce(const Call& call, const ReducePlan& plan, Op op, int64_t* out
   KILN_CUDA_CHECK(cudaGetLastError());
   int threads2 = 32;
   while (threads2 < kThreads && threads2 < parts) threads2 *= 2;
-  reduce_kernel<T, Op, A><<<dim3(grid_x, 1), threads2, 0, stream>>>(
-      p, plan, op, out_data, out_index, nullptr, parts, false);
+  reduce_kernel<T, Op, A><<<dim3(grid_x, 1), threads2, 0, stream>>>(p, plan, op, out_data,
+                                                                    out_index, nullptr, parts,
+                                                                    false);
   KILN_CUDA_CHECK(cudaGetLastError());
 }
 

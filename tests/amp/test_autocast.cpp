@@ -267,10 +267,11 @@ BOOST_AUTO_TEST_CASE(threads_start_with_autocast_off) {
 
 BOOST_AUTO_TEST_CASE(errors_inside_a_region_name_the_operator) {
   autocast region(kCPU);
-  amp_test::check_error<ValueError>([] { mm(ones({2, 3}), ones({2, 3})); },
-                                    {"mm", "2x3", "2x3"});
+  amp_test::check_error<ValueError>([] { mm(ones({2, 3}), ones({2, 3})); }, {"mm", "2x3", "2x3"});
   amp_test::check_error<ValueError>(
-      [] { nn::functional::linear(ones({2, 3}), ones({4, 5}), Tensor()); },
+      [] {
+        nn::functional::linear(ones({2, 3}), ones({4, 5}), Tensor());
+      },
       {"linear", "[2, 3]", "[4, 5]"});
 }
 
@@ -296,8 +297,8 @@ BOOST_AUTO_TEST_CASE(cuda_policy_on_a_test_device) {
   BOOST_CHECK_EQUAL(product.dtype(), kHalf);
   BOOST_CHECK_EQUAL(product.device(), dev);
   BOOST_CHECK(allclose(product.to(kCPU).to(kFloat), mm(a.to(kCPU), b.to(kCPU)), 1e-2, 1e-2));
-  BOOST_CHECK_EQUAL((a + a).dtype(), kFloat);                  // outside the lists
-  BOOST_CHECK_EQUAL(exp(product).dtype(), kFloat);             // float32 list
+  BOOST_CHECK_EQUAL((a + a).dtype(), kFloat);       // outside the lists
+  BOOST_CHECK_EQUAL(exp(product).dtype(), kFloat);  // float32 list
   // composites of the float32 list run whole in float32, as PyTorch's do
   Tensor normed = nn::functional::layer_norm(product, {2});
   BOOST_CHECK_EQUAL(normed.dtype(), kFloat);
@@ -307,10 +308,10 @@ BOOST_AUTO_TEST_CASE(cuda_policy_on_a_test_device) {
     autocast off(dev.type(), std::nullopt, false);
     Tensor p32 = product.to(kFloat);
     BOOST_CHECK(allclose(normed.to(kCPU), nn::functional::layer_norm(p32, {2}).to(kCPU)));
-    BOOST_CHECK(allclose(logsumexp(product, {1}).to(kCPU).to(kFloat),
-                         logsumexp(p32, {1}).to(kCPU), 1e-2, 1e-2));  // float16 without a region
+    BOOST_CHECK(allclose(logsumexp(product, {1}).to(kCPU).to(kFloat), logsumexp(p32, {1}).to(kCPU),
+                         1e-2, 1e-2));  // float16 without a region
   }
-  BOOST_CHECK_EQUAL(sum(product).dtype(), kFloat);             // float32 unless given a dtype
+  BOOST_CHECK_EQUAL(sum(product).dtype(), kFloat);  // float32 unless given a dtype
   BOOST_CHECK_EQUAL(sum(product, {0}, false, kHalf).dtype(), kHalf);
   amp_test::check_error<TypeError>(
       [&] { nn::functional::binary_cross_entropy(probabilities, targets); },

@@ -76,9 +76,9 @@ BOOST_AUTO_TEST_CASE(scaled_training_equals_plain_training_in_float32) {
 }
 
 BOOST_AUTO_TEST_CASE(forced_overflow_skips_the_step_and_halves_the_scale) {
-  for (double poison : {std::numeric_limits<double>::infinity(),
-                        -std::numeric_limits<double>::infinity(),
-                        std::numeric_limits<double>::quiet_NaN()}) {
+  for (double poison :
+       {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+        std::numeric_limits<double>::quiet_NaN()}) {
     Problem p;
     GradScaler scaler;
     iterate(scaler, p);  // clean: tracker 1
@@ -358,8 +358,8 @@ BOOST_AUTO_TEST_CASE(float16_gradients) {
   GradScaler scaler;
   scaler.scale(w.sum()).backward();
   check_error<ValueError>([&] { scaler.unscale_(opt); },
-                          {"unscale_", "Attempting to unscale FP16 gradients", "[2, 3]",
-                           "float16", "cpu"});
+                          {"unscale_", "Attempting to unscale FP16 gradients", "[2, 3]", "float16",
+                           "cpu"});
 }
 
 BOOST_AUTO_TEST_CASE(no_inf_checks) {
@@ -381,8 +381,11 @@ BOOST_AUTO_TEST_CASE(bad_new_scale_and_state) {
   check_error<ValueError>([&] { scaler.update(needs_grad); }, {"update", "requiring grad"});
   check_error<Error>([&] { scaler.load_state_dict({}); },
                      {"load_state_dict", "The source state dict is empty"});
-  check_error<ValueError>([&] { scaler.load_state_dict({{"scale", 2.0}}); },
-                          {"load_state_dict", "growth_factor"});
+  check_error<ValueError>(
+      [&] {
+        scaler.load_state_dict({{"scale", 2.0}});
+      },
+      {"load_state_dict", "growth_factor"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -45,8 +45,7 @@ const std::vector<double>& want(const std::string& key) {
   return it->second;
 }
 
-void check_close(const std::string& key, const std::vector<double>& got, double rtol,
-                 double atol) {
+void check_close(const std::string& key, const std::vector<double>& got, double rtol, double atol) {
   const std::vector<double>& w = want(key);
   BOOST_REQUIRE_EQUAL(got.size(), w.size());
   double worst = 0;

@@ -92,7 +92,9 @@ BOOST_AUTO_TEST_CASE(unused_input_needs_allow_unused) {
   Tensor unused = kiln::tensor({1.0}).requires_grad_();
   Tensor y = (x * 2).sum();
   BOOST_CHECK_EXCEPTION(ag::grad({y}, {x, unused}, {}, true), kiln::Error,
-                        [](const kiln::Error& e) { return message_has(e, "Set allow_unused=true"); });
+                        [](const kiln::Error& e) {
+                          return message_has(e, "Set allow_unused=true");
+                        });
   std::vector<Tensor> g = ag::grad({y}, {x, unused}, {}, std::nullopt, false, true);
   BOOST_TEST(g[0].defined());
   BOOST_TEST(!g[1].defined());
@@ -179,8 +181,7 @@ BOOST_AUTO_TEST_CASE(hooks_and_retain_grad) {
   BOOST_TEST(close(seen, kiln::tensor({4.0, 8.0})));
   BOOST_TEST(close(y.grad(), kiln::tensor({4.0, 8.0})));
   BOOST_TEST(close(x.grad(), kiln::tensor({80.0, 160.0})));
-  BOOST_CHECK_THROW(kiln::zeros({1}).register_hook([](const Tensor& g) { return g; }),
-                    kiln::Error);
+  BOOST_CHECK_THROW(kiln::zeros({1}).register_hook([](const Tensor& g) { return g; }), kiln::Error);
 }
 
 BOOST_AUTO_TEST_CASE(grad_modes) {

@@ -341,8 +341,8 @@ bool close(const std::vector<double>& got, const std::vector<double>& want, doub
   for (double w : want) scale = std::max(scale, std::abs(w));
   for (size_t i = 0; i < want.size(); ++i) {
     if (std::abs(got[i] - want[i]) > rtol * (std::abs(want[i]) + 0.1 * scale)) {
-      where = "element " + std::to_string(i) + ": got " + std::to_string(got[i]) +
-              ", PyTorch " + std::to_string(want[i]);
+      where = "element " + std::to_string(i) + ": got " + std::to_string(got[i]) + ", PyTorch " +
+              std::to_string(want[i]);
       return false;
     }
   }

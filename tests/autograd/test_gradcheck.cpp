@@ -64,7 +64,10 @@ std::vector<Case> cases() {
       {"where", V{{2, 3}, {2, 3}},
        [](const Inputs& x) { return kiln::where(x[0] > 0, x[0], x[1] * 2); }},
       {"clamp", V{{2, 3}}, [](const Inputs& x) { return kiln::clamp(x[0], -0.5, 0.5); }},
-      {"sum", V{{2, 3, 4}}, [](const Inputs& x) { return kiln::sum(x[0], {0, 2}); }},
+      {"sum", V{{2, 3, 4}},
+       [](const Inputs& x) {
+         return kiln::sum(x[0], {0, 2});
+       }},
       {"sum (keepdim)", V{{2, 3}}, [](const Inputs& x) { return kiln::sum(x[0], {1}, true); }},
       {"mean", V{{2, 3}}, [](const Inputs& x) { return kiln::mean(x[0], {0}); }},
       {"prod", V{{2, 3}}, [](const Inputs& x) { return kiln::prod(x[0], 1); }, true},
@@ -85,30 +88,50 @@ std::vector<Case> cases() {
       {"matmul (vector)", V{{3}, {3, 2}}, [](const Inputs& x) { return kiln::matmul(x[0], x[1]); }},
       {"addmm", V{{4}, {2, 3}, {3, 4}},
        [](const Inputs& x) { return kiln::addmm(x[0], x[1], x[2], 0.5, 2.0); }},
-      {"view, reshape", V{{2, 3}}, [](const Inputs& x) { return x[0].view({3, 2}).reshape({6}); }},
+      {"view, reshape", V{{2, 3}},
+       [](const Inputs& x) {
+         return x[0].view({3, 2}).reshape({6});
+       }},
       {"transpose, permute", V{{2, 3, 4}},
-       [](const Inputs& x) { return x[0].transpose(0, 2).permute({1, 0, 2}); }},
-      {"expand", V{{3, 1}}, [](const Inputs& x) { return x[0].expand({2, 3, 4}); }},
+       [](const Inputs& x) {
+         return x[0].transpose(0, 2).permute({1, 0, 2});
+       }},
+      {"expand", V{{3, 1}},
+       [](const Inputs& x) {
+         return x[0].expand({2, 3, 4});
+       }},
       {"select, narrow, slice", V{{4, 5}},
-       [](const Inputs& x) { return x[0].select(0, 1).narrow(0, 1, 3) + x[0].slice(1, 0, 5, 2)[2]; }},
+       [](const Inputs& x) {
+         return x[0].select(0, 1).narrow(0, 1, 3) + x[0].slice(1, 0, 5, 2)[2];
+       }},
       {"squeeze, squeeze.dim, unsqueeze", V{{2, 1, 3}},
        [](const Inputs& x) { return x[0].squeeze().unsqueeze(0).squeeze(0).squeeze(1); }},
       {"cat, stack", V{{2, 3}, {1, 3}},
-       [](const Inputs& x) { return kiln::stack({kiln::cat({x[0], x[1]}, 0), x[1].expand({3, 3})}, 1); }},
-      {"repeat", V{{2, 3}}, [](const Inputs& x) { return x[0].repeat({2, 1, 2}); }},
+       [](const Inputs& x) {
+         return kiln::stack({kiln::cat({x[0], x[1]}, 0), x[1].expand({3, 3})}, 1);
+       }},
+      {"repeat", V{{2, 3}},
+       [](const Inputs& x) {
+         return x[0].repeat({2, 1, 2});
+       }},
       {"clone, to", V{{2, 3}},
        [](const Inputs& x) { return x[0].t().contiguous().clone().to(kiln::kDouble, true); }},
       {"masked_fill", V{{2, 3}},
        [](const Inputs& x) { return kiln::masked_fill(x[0], x[0] > 0.5, 1.0); }},
-      {"tril, triu", V{{3, 3}}, [](const Inputs& x) { return kiln::tril(x[0]) + kiln::triu(x[0], 1) * 2; }},
+      {"tril, triu", V{{3, 3}},
+       [](const Inputs& x) { return kiln::tril(x[0]) + kiln::triu(x[0], 1) * 2; }},
       {"gather", V{{3, 4}},
        [](const Inputs& x) {
          return kiln::gather(x[0], 1, index(x[0], {3, 2}, {0, 3, 1, 1, 2, 0}));
        }},
       {"index_select", V{{3, 4}},
-       [](const Inputs& x) { return kiln::index_select(x[0], 0, index(x[0], {4}, {2, 0, 2, 1})); }},
+       [](const Inputs& x) {
+         return kiln::index_select(x[0], 0, index(x[0], {4}, {2, 0, 2, 1}));
+       }},
       {"index_add", V{{3, 4}, {2, 4}},
-       [](const Inputs& x) { return kiln::index_add(x[0], 0, index(x[0], {2}, {2, 2}), x[1]); }},
+       [](const Inputs& x) {
+         return kiln::index_add(x[0], 0, index(x[0], {2}, {2, 2}), x[1]);
+       }},
       {"scatter_add", V{{3, 4}, {2, 4}},
        [](const Inputs& x) {
          return kiln::scatter_add(x[0], 0, index(x[0], {2, 4}, {0, 2, 1, 0, 2, 2, 0, 1}), x[1]);
@@ -197,8 +220,8 @@ BOOST_AUTO_TEST_CASE(every_operator_with_a_backward_has_a_case) {
   for (const kiln::OperatorBase* op : kiln::all_operators()) {
     if (op->is_inplace() || !op->has_layer(kiln::DispatchKey::Autograd)) continue;
     ++differentiable;
-    BOOST_CHECK_MESSAGE(checked.count(op->name()),
-                        op->name() << " has a backward and no gradcheck case");
+    BOOST_CHECK_MESSAGE(checked.count(op->name()), op->name()
+                                                       << " has a backward and no gradcheck case");
   }
   BOOST_TEST(differentiable > 0);
 }

@@ -40,12 +40,15 @@ BOOST_AUTO_TEST_CASE(every_inplace_operator_has_an_autograd_kernel) {
 }
 
 BOOST_AUTO_TEST_CASE(an_inplace_operator_without_formula_is_refused) {
-  kiln::Operator<Tensor(const Tensor&)> op("test_touch_", "test_touch_(Tensor(a!) self) -> "
-                                           "Tensor(a!)", backend_only);
+  kiln::Operator<Tensor(const Tensor&)> op("test_touch_",
+                                           "test_touch_(Tensor(a!) self) -> "
+                                           "Tensor(a!)",
+                                           backend_only);
   BOOST_CHECK(op.is_inplace());
   Tensor w = kiln::ones({3}).requires_grad_();
   Tensor y = w * 2;
-  CHECK_ERROR(kiln::NotImplementedError, op(y), "test_touch_: this in-place operator has no "
+  CHECK_ERROR(kiln::NotImplementedError, op(y),
+              "test_touch_: this in-place operator has no "
               "derivative formula");
   kiln::NoGradGuard no_grad;
   BOOST_CHECK(op(y).is_same(y));  // nothing to record
@@ -110,8 +113,10 @@ BOOST_AUTO_TEST_CASE(a_view_made_without_grad_keeps_its_link_to_the_base) {
   }
   BOOST_CHECK(v.requires_grad());  // PyTorch: True
   BOOST_CHECK(v.grad_fn() == nullptr);
-  CHECK_ERROR(kiln::Error, v.add_(1), "add_: A view was created in no_grad mode and is being "
-              "modified inplace with grad mode enabled", "both inside the no_grad block");
+  CHECK_ERROR(kiln::Error, v.add_(1),
+              "add_: A view was created in no_grad mode and is being "
+              "modified inplace with grad mode enabled",
+              "both inside the no_grad block");
   BOOST_CHECK(all_equal(w, 1.0f));
   // no gradient flows through it into w
   (v * 2).sum().backward();
@@ -129,7 +134,8 @@ BOOST_AUTO_TEST_CASE(a_view_made_without_grad_keeps_its_link_to_the_base) {
     bv = b[1];
   }
   b.mul_(2);
-  CHECK_ERROR(kiln::Error, bv.grad_fn(), "A view was created in no_grad mode and its base or "
+  CHECK_ERROR(kiln::Error, bv.grad_fn(),
+              "A view was created in no_grad mode and its base or "
               "another view of its base has been modified inplace");
 }
 
@@ -149,10 +155,10 @@ BOOST_AUTO_TEST_CASE(undefined_gradients_stay_undefined) {
 
 BOOST_AUTO_TEST_CASE(new_tensors_start_at_version_0) {
   Tensor w = kiln::ones({3}).requires_grad_();
-  for (const Tensor& t : {kiln::zeros({3}), kiln::ones({3}), kiln::full({3}, 2.0), kiln::rand({3}),
-                          kiln::randn({3}), kiln::randint(5, {3}), kiln::arange(3),
-                          kiln::tensor({1.0f, 2.0f}), kiln::eye(3), kiln::zeros({3}).clone(),
-                          kiln::ones({3}).to(kiln::kDouble), w * 2}) {
+  for (const Tensor& t :
+       {kiln::zeros({3}), kiln::ones({3}), kiln::full({3}, 2.0), kiln::rand({3}), kiln::randn({3}),
+        kiln::randint(5, {3}), kiln::arange(3), kiln::tensor({1.0f, 2.0f}), kiln::eye(3),
+        kiln::zeros({3}).clone(), kiln::ones({3}).to(kiln::kDouble), w * 2}) {
     BOOST_CHECK_EQUAL(t._version(), 0u);
   }
   Tensor t = kiln::zeros({3});
@@ -204,21 +210,25 @@ BOOST_AUTO_TEST_CASE(inference_tensors_outside_inference_mode) {
     inf.add_(1);  // inside: allowed
     view_made_inside = base[0];
   }
-  CHECK_ERROR(kiln::Error, inf.add_(1), "add_: Inplace update to inference tensor outside "
+  CHECK_ERROR(kiln::Error, inf.add_(1),
+              "add_: Inplace update to inference tensor outside "
               "InferenceMode is not allowed");
   CHECK_ERROR(kiln::Error, inf.fill_(0), "fill_: Inplace update to inference tensor");
   CHECK_ERROR(kiln::Error, inf[0].mul_(2), "mul_: Inplace update to inference tensor");
-  CHECK_ERROR(kiln::Error, inf.requires_grad_(), "Setting requires_grad=True on inference "
+  CHECK_ERROR(kiln::Error, inf.requires_grad_(),
+              "Setting requires_grad=True on inference "
               "tensor outside InferenceMode is not allowed");
   BOOST_CHECK(all_equal(inf, 2.0f));
-  BOOST_CHECK(inf[0].is_inference());       // a view of an inference tensor is one
+  BOOST_CHECK(inf[0].is_inference());             // a view of an inference tensor is one
   BOOST_CHECK(!view_made_inside.is_inference());  // a view of a normal tensor is normal
   BOOST_CHECK(view_made_inside.requires_grad());
   base.mul_(3);  // outside, with grad: the view made inside cannot follow
-  CHECK_ERROR(kiln::Error, view_made_inside.grad_fn(), "A view was created in inference mode "
+  CHECK_ERROR(kiln::Error, view_made_inside.grad_fn(),
+              "A view was created in inference mode "
               "and its base or another view of its base has been modified inplace in normal "
               "mode");
-  CHECK_ERROR(kiln::Error, view_made_inside.add_(1), "A view was created in inference mode "
+  CHECK_ERROR(kiln::Error, view_made_inside.add_(1),
+              "A view was created in inference mode "
               "and is being modified inplace in normal mode");
 }
 

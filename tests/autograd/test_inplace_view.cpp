@@ -31,13 +31,13 @@ BOOST_AUTO_TEST_CASE(views_taken_before_an_inplace_change_see_it) {
   Tensor b = x * 1;
   Tensor row = b[0];
   Tensor column = b.select(1, 0);
-  b.mul_(2);              // through the base
+  b.mul_(2);                                      // through the base
   row.sum().backward({}, /*retain_graph=*/true);  // row's history is regenerated
   Tensor want = kiln::zeros({3, 4});
   want[0].fill_(2);
   BOOST_CHECK(x.grad().equal(want));
   x.mutable_grad() = Tensor();
-  row.mul_(3);            // through another view
+  row.mul_(3);  // through another view
   column.sum().backward();
   want = kiln::zeros({3, 4});
   want.select(1, 0).fill_(2);
@@ -64,9 +64,9 @@ BOOST_AUTO_TEST_CASE(first_and_second_derivatives_by_finite_differences) {
   kiln::autograd::Fn fn = [](const Inputs& x) {
     Tensor b = x[0] * x[0];
     Tensor row = b[0];
-    row.narrow(0, 1, 2).mul_(x[1]);        // a view of a view
-    b.slice(1, 0, 4, 2).add_(x[2], 0.5);   // a strided view
-    b.t()[3].copy_(x[2].sum(1));           // copy_ into a transposed view
+    row.narrow(0, 1, 2).mul_(x[1]);       // a view of a view
+    b.slice(1, 0, 4, 2).add_(x[2], 0.5);  // a strided view
+    b.t()[3].copy_(x[2].sum(1));          // copy_ into a transposed view
     return Inputs{b * x[0]};
   };
   BOOST_TEST(kiln::autograd::gradcheck(fn, in));

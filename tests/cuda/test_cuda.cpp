@@ -19,8 +19,7 @@ std::string cuda_unavailable_reason() {
     if (p.state == kiln::PluginState::Loaded) {
       return kiln::is_available(kiln::device_type_from_name("cuda")) ? "" : "no cuda device";
     }
-    return std::string("the CUDA plugin is ") + kiln::plugin_state_name(p.state) + ": " +
-           p.reason;
+    return std::string("the CUDA plugin is ") + kiln::plugin_state_name(p.state) + ": " + p.reason;
   }
   return "no CUDA plugin was found";
 }
@@ -55,7 +54,7 @@ BOOST_AUTO_TEST_CASE(strided_copies_round_trip) {
   kiln::Tensor t = x.t();  // a strided host view
   kiln::Tensor g = t.to(kCuda);
   BOOST_TEST(kiln::equal(g.cpu(), t));
-  BOOST_TEST(kiln::equal(g.t().cpu(), x));                 // strided device view to the host
+  BOOST_TEST(kiln::equal(g.t().cpu(), x));  // strided device view to the host
   BOOST_TEST(kiln::equal(g.to(kiln::kHalf).cpu(), t.to(kiln::kHalf)));  // cast on the device
 }
 

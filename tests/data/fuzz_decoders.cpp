@@ -154,7 +154,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Memory m;
-  kiln_decode_out out{sizeof out, &m,       on_tensor, on_text,  on_integer, on_real,
+  kiln_decode_out out{sizeof out, &m,      on_tensor, on_text,  on_integer, on_real,
                       on_boolean, on_none, on_begin,  on_begin, on_text,    on_end};
   kiln::decoders::KILN_FUZZ_DECODER(data, size, "field", &out, nullptr);
   return 0;

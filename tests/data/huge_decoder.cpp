@@ -9,7 +9,7 @@ namespace {
 const kiln_host* g_host = nullptr;
 
 kiln_status decode_huge(const void*, uint64_t, const char*, const kiln_decode_out* out, void*) {
-  const int64_t sizes[2] = {int64_t{1} << 40, int64_t{1} << 40};  // 2^80 bytes
+  const int64_t sizes[2] = {int64_t{1} << 40, int64_t{1} << 40};      // 2^80 bytes
   if (out->tensor(out->ctx, KILN_U8, 2, sizes) == nullptr) return 1;  // the core set the error
   return 0;  // (never writes: a wrapped-around size would be 0 bytes)
 }
@@ -24,8 +24,9 @@ kiln_status decode_oom(const void*, uint64_t, const char*, const kiln_decode_out
 extern "C" {
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "huge_decoder", "0.1.0", "test: an overflowing decoder"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
+      "huge_decoder",           "0.1.0",        "test: an overflowing decoder"};
   return &info;
 }
 

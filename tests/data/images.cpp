@@ -20,8 +20,10 @@ std::string encode_png(int h, int w, int c, const uint8_t* pixels) {
   image.version = PNG_IMAGE_VERSION;
   image.width = static_cast<png_uint_32>(w);
   image.height = static_cast<png_uint_32>(h);
-  image.format = c == 1 ? PNG_FORMAT_GRAY : c == 2 ? PNG_FORMAT_GA : c == 3 ? PNG_FORMAT_RGB
-                                                                            : PNG_FORMAT_RGBA;
+  image.format = c == 1   ? PNG_FORMAT_GRAY
+                 : c == 2 ? PNG_FORMAT_GA
+                 : c == 3 ? PNG_FORMAT_RGB
+                          : PNG_FORMAT_RGBA;
   png_alloc_size_t size = 0;
   if (!png_image_write_to_memory(&image, nullptr, &size, 0, pixels, 0, nullptr)) {
     throw std::runtime_error(image.message);
@@ -34,8 +36,7 @@ std::string encode_png(int h, int w, int c, const uint8_t* pixels) {
   return out;
 }
 
-std::string encode_jpeg(int h, int w, int c, const uint8_t* pixels, int quality,
-                        bool progressive) {
+std::string encode_jpeg(int h, int w, int c, const uint8_t* pixels, int quality, bool progressive) {
   jpeg_compress_struct cinfo;
   jpeg_error_mgr err;
   cinfo.err = jpeg_std_error(&err);
@@ -74,8 +75,8 @@ void png_chunk(std::string& out, const char* type, const std::string& body) {
   put32(out, static_cast<uint32_t>(body.size()));
   std::string typed = std::string(type, 4) + body;
   out += typed;
-  put32(out, static_cast<uint32_t>(
-                 crc32(0, reinterpret_cast<const Bytef*>(typed.data()), typed.size())));
+  put32(out, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(typed.data()),
+                                         typed.size())));
 }
 
 // Where the JPEG marker `code` (0xC2: a progressive frame, 0xDA: a scan) starts, last or first.

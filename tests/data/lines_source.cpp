@@ -49,8 +49,11 @@ void close_shard(void* reader) { delete static_cast<Reader*>(reader); }
 extern "C" {
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR,
-                                        KILN_ABI_MINOR, "lines", "0.1.0",
+  static const kiln_plugin_info info = {sizeof(kiln_plugin_info),
+                                        KILN_ABI_MAJOR,
+                                        KILN_ABI_MINOR,
+                                        "lines",
+                                        "0.1.0",
                                         "data source \"lines\": one sample per line of text"};
   return &info;
 }

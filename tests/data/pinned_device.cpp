@@ -38,9 +38,9 @@ extern "C" {
 KILN_PLUGIN_EXPORT int kiln_test_pinned_live() { return g_live.load(); }
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "pinned_device", "0.1.0",
-                                        "test device \"pintest\" with host_alloc"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
+      "pinned_device",          "0.1.0",        "test device \"pintest\" with host_alloc"};
   return &info;
 }
 

@@ -192,7 +192,7 @@ BOOST_AUTO_TEST_CASE(worker_error_names_worker_batch_and_sample_and_keeps_its_ty
         BOOST_TEST(data_test::contains(what, "DataLoader worker 1 (of 2)"), what);
       }
     }
-    BOOST_TEST(got == range(12));  // the batches before, in order
+    BOOST_TEST(got == range(12));                                   // the batches before, in order
     CHECK_ERROR(kiln::ValueError, epoch(loader), "bad sample 13");  // a new epoch: again
   }
 }
@@ -275,7 +275,7 @@ BOOST_AUTO_TEST_CASE(early_exit_and_destruction_stop_the_workers) {
     int64_t after_break = loaded.load();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     BOOST_TEST(loaded.load() == after_break);  // nothing loads after the loop left
-    auto it = loader.begin();  // a new epoch, left running...
+    auto it = loader.begin();                  // a new epoch, left running...
     BOOST_TEST((*it).at("i").tensor()[0].item<int64_t>() == 0);
   }  // ... and the loader's destruction stops it
   int64_t after_destruction = loaded.load();
@@ -305,8 +305,8 @@ BOOST_AUTO_TEST_CASE(persistent_workers_serve_several_epochs) {
     std::lock_guard<std::mutex> lock(m);
     threads.insert(std::this_thread::get_id());
   });
-  DataLoader loader(ds, DataLoaderOptions(5).workers(2).persistent_workers(true)
-                            .worker_init_fn([&](const WorkerInfo&) {
+  DataLoader loader(ds, DataLoaderOptions(5).workers(2).persistent_workers(true).worker_init_fn(
+                            [&](const WorkerInfo&) {
                               std::lock_guard<std::mutex> lock(m);
                               ++inits;
                             }));
@@ -338,19 +338,18 @@ BOOST_AUTO_TEST_CASE(iterable_datasets_split_or_duplicate) {
 }
 
 BOOST_AUTO_TEST_CASE(worker_init_fn_error_reaches_the_caller) {
-  DataLoader loader(numbers(10), DataLoaderOptions(2).workers(2).worker_init_fn(
-                                     [](const WorkerInfo& w) {
-                                       if (w.id == 1) throw kiln::Error("no GPU here");
-                                     }));
+  DataLoader loader(numbers(10),
+                    DataLoaderOptions(2).workers(2).worker_init_fn([](const WorkerInfo& w) {
+                      if (w.id == 1) throw kiln::Error("no GPU here");
+                    }));
   CHECK_ERROR(kiln::Error, epoch(loader), "DataLoader worker 1 (of 2)",
               "worker_init_fn: no GPU here");
 }
 
 BOOST_AUTO_TEST_CASE(timeout_raises_instead_of_hanging) {
   int64_t baseline = abandoned_workers();
-  auto slow = numbers(4, -1, [](int64_t) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  });
+  auto slow =
+      numbers(4, -1, [](int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
   DataLoader loader(slow, DataLoaderOptions(1).workers(1).timeout(std::chrono::milliseconds(20)));
   CHECK_ERROR(kiln::Error, loader.begin(), "DataLoader timed out after 20 ms");
   BOOST_TEST(no_abandoned_worker_left(baseline));  // the sleeping worker ends on its own
@@ -386,7 +385,9 @@ BOOST_AUTO_TEST_CASE(destruction_returns_with_a_stuck_worker) {
     });
     std::chrono::steady_clock::time_point start;
     {
-      DataLoader loader(ds, DataLoaderOptions(1).workers(2).persistent_workers(persistent)
+      DataLoader loader(ds, DataLoaderOptions(1)
+                                .workers(2)
+                                .persistent_workers(persistent)
                                 .timeout(std::chrono::milliseconds(500)));
       DataLoader::Iterator it = loader.begin();
       BOOST_TEST(wait_until([&] { return gate->waiting() == 1; }));
@@ -406,8 +407,8 @@ BOOST_AUTO_TEST_CASE(a_timeout_replaces_stuck_persistent_workers) {
   auto ds = numbers(8, -1, [gate, stuck_once](int64_t i) {
     if (i == 3 && stuck_once->exchange(false)) gate->pass();
   });
-  DataLoader loader(ds, DataLoaderOptions(2).workers(2).persistent_workers(true)
-                            .timeout(std::chrono::milliseconds(500)));
+  DataLoader loader(ds, DataLoaderOptions(2).workers(2).persistent_workers(true).timeout(
+                            std::chrono::milliseconds(500)));
   CHECK_ERROR(kiln::Error, epoch(loader), "DataLoader timed out after 500 ms");
   BOOST_TEST(epoch(loader) == range(8));  // new threads, while the stuck one still waits
   BOOST_TEST(abandoned_workers() >= baseline + 1);
@@ -483,8 +484,8 @@ BOOST_AUTO_TEST_CASE(pin_memory_is_a_no_op_on_the_cpu) {
 }
 
 BOOST_AUTO_TEST_CASE(make_data_loader_as_libtorch) {
-  auto ds = std::make_shared<TensorDataset>(
-      std::vector<kiln::Tensor>{kiln::arange(10), kiln::arange(10) * 2});
+  auto ds = std::make_shared<TensorDataset>(std::vector<kiln::Tensor>{kiln::arange(10),
+                                                                      kiln::arange(10) * 2});
   auto loader = make_data_loader(ds, DataLoaderOptions(4).workers(2));
   int64_t total = 0;
   for (Sample& b : *loader) {
@@ -518,8 +519,8 @@ BOOST_AUTO_TEST_CASE(pin_memory_copies_into_the_plugins_host_memory) {
     BOOST_TEST(p.equal(t));
     BOOST_TEST(pinned.at("n").to_int() == 3);
     BOOST_TEST(live() == 1);
-    DataLoader loader(numbers(8), DataLoaderOptions(4).workers(2).pin_memory(true)
-                                      .pin_memory_device(dev));
+    DataLoader loader(numbers(8),
+                      DataLoaderOptions(4).workers(2).pin_memory(true).pin_memory_device(dev));
     BOOST_TEST(epoch(loader) == range(8));
   }
   BOOST_TEST(live() == 0);  // freed through the plugin

@@ -34,8 +34,8 @@ BOOST_AUTO_TEST_CASE(folder_of_images_each_sample_once_through_workers) {
       BOOST_TEST(b.at("png").tensor().sizes().vec()[1] == 6);
       kiln::Tensor cls = b.at("cls").tensor();
       for (int64_t j = 0; j < cls.size(0); ++j) {
-        std::string key = keys[keys.size() - static_cast<size_t>(cls.size(0)) +
-                               static_cast<size_t>(j)];
+        std::string key =
+            keys[keys.size() - static_cast<size_t>(cls.size(0)) + static_cast<size_t>(j)];
         BOOST_TEST(cls[j].item<int64_t>() == (key.rfind("cats", 0) == 0 ? 1 : 0));
       }
     }

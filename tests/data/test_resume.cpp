@@ -11,8 +11,9 @@ using data_test::TempDir;
 namespace {
 
 std::shared_ptr<Dataset> numbers(int64_t n) {
-  return std::make_shared<LambdaDataset>(n,
-                                         [](int64_t i) { return Sample(Sample::Map{{"i", i}}); });
+  return std::make_shared<LambdaDataset>(n, [](int64_t i) {
+    return Sample(Sample::Map{{"i", i}});
+  });
 }
 
 std::vector<int64_t> values(const Sample& b) { return data_test::ints(b.at("i").tensor()); }
@@ -316,8 +317,20 @@ BOOST_AUTO_TEST_CASE(a_state_is_refused_or_resumes_whatever_its_values) {
   Sample state = first.state_dict();
   const int64_t max = std::numeric_limits<int64_t>::max();
   const int64_t min = std::numeric_limits<int64_t>::min();
-  std::vector<Sample> values = {-2, -1, 0, 1, 2, 3, int64_t{1} << 62, max, min, Sample(),
-                                true, "x", Sample::List{}, Sample::List{max, max}};
+  std::vector<Sample> values = {-2,
+                                -1,
+                                0,
+                                1,
+                                2,
+                                3,
+                                int64_t{1} << 62,
+                                max,
+                                min,
+                                Sample(),
+                                true,
+                                "x",
+                                Sample::List{},
+                                Sample::List{max, max}};
   int loaded = 0, refused = 0;
   for (const auto& [key, unused] : state.map()) {
     (void)unused;

@@ -52,8 +52,7 @@ BOOST_AUTO_TEST_CASE(distributed_pads_like_pytorch) {
   BOOST_TEST(d.indices(0, 0) == (std::vector<int64_t>{1, 5}));
   // fewer samples than replicas: the list repeats
   BOOST_TEST(DistributedSampler(2, 5, 4, false).indices(0, 0) == (std::vector<int64_t>{0}));
-  CHECK_ERROR(kiln::ValueError, DistributedSampler(10, 4, 4), "Invalid rank 4",
-              "interval [0, 3]");
+  CHECK_ERROR(kiln::ValueError, DistributedSampler(10, 4, 4), "Invalid rank 4", "interval [0, 3]");
 }
 
 BOOST_AUTO_TEST_CASE(distributed_shuffle_agrees_across_ranks_and_changes_per_epoch) {

@@ -20,8 +20,9 @@ using Ids = std::vector<std::string>;
 using MakeLoader = std::function<std::unique_ptr<DataLoader>()>;
 
 std::shared_ptr<Dataset> numbers(int64_t n) {
-  return std::make_shared<LambdaDataset>(n,
-                                         [](int64_t i) { return Sample(Sample::Map{{"i", i}}); });
+  return std::make_shared<LambdaDataset>(n, [](int64_t i) {
+    return Sample(Sample::Map{{"i", i}});
+  });
 }
 
 // Worker w of n yields w, w + n, ... below 40 (a plain iterable: no provenance).
@@ -111,14 +112,12 @@ BOOST_AUTO_TEST_SUITE(state_golden)
 BOOST_AUTO_TEST_CASE(states_saved_by_an_earlier_kiln_load_and_resume) {
   TempDir dir;
   std::string url = "tar:" + data_test::write_shards(dir, 5, 13);
-  auto shards = [url] {
-    return open(url, SourceOptions().shuffle_shards(true).shuffle(20, 5));
-  };
+  auto shards = [url] { return open(url, SourceOptions().shuffle_shards(true).shuffle(20, 5)); };
   std::vector<Case> cases = {
       {"map_shuffled_workers",
        [] {
-         return std::make_unique<DataLoader>(
-             numbers(50), DataLoaderOptions(4).shuffle(true).seed(7).workers(2));
+         return std::make_unique<DataLoader>(numbers(50),
+                                             DataLoaderOptions(4).shuffle(true).seed(7).workers(2));
        },
        5},
       {"map_between_epochs",

@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(damaged_shards_never_crash_or_hang) {
     std::string path = dir / "fuzz.tar";
     data_test::write_file(path, bad);
     // (Warn prints each problem; a few cases are enough to run that path.)
-    ErrorPolicy policy = i % 100 == 1  ? ErrorPolicy::Warn
+    ErrorPolicy policy = i % 100 == 1 ? ErrorPolicy::Warn
                          : i % 3 == 0 ? ErrorPolicy::Ignore
                                       : ErrorPolicy::Raise;
     try {
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(damaged_shards_never_crash_or_hang) {
     ++cases;
   }
   BOOST_TEST(cases == 3000);
-  BOOST_TEST(errors > 500);   // most damage is reported...
+  BOOST_TEST(errors > 500);    // most damage is reported...
   BOOST_TEST(samples > 1000);  // ... and the intact parts still read
   BOOST_TEST_MESSAGE("fuzz: " << cases << " damaged shards, " << errors << " errors, " << samples
                               << " samples read");

@@ -67,8 +67,8 @@ std::string write_image_shards(const TempDir& dir, int shards, int n) {
   TarShardWriter w(dir / "images-%03d.tar", int64_t{1} << 40, (n + shards - 1) / shards);
   for (int i = 0; i < n; ++i) {
     std::vector<uint8_t> px(8 * 8 * 3, static_cast<uint8_t>(i % 200));
-    w.write(data_test::key_of(i), {{"jpg", data_test::encode_jpeg(8, 8, 3, px.data())},
-                                   {"cls", std::to_string(i % 10)}});
+    w.write(data_test::key_of(i),
+            {{"jpg", data_test::encode_jpeg(8, 8, 3, px.data())}, {"cls", std::to_string(i % 10)}});
   }
   w.close();
   BOOST_REQUIRE_EQUAL(static_cast<int>(w.shards().size()), shards);
@@ -129,8 +129,8 @@ void check_cuts(const std::string& good, size_t eoa, const std::vector<size_t>& 
     }
     if (whole || cut % 11 != 0) continue;  // warn on a sample of the cuts
     CaptureStderr err;
-    size_t n = data_test::read_all("tar:" + path, SourceOptions().on_error(ErrorPolicy::Warn))
-                   .size();
+    size_t n =
+        data_test::read_all("tar:" + path, SourceOptions().on_error(ErrorPolicy::Warn)).size();
     BOOST_TEST(n <= 3u, at);
     std::string w = err.text();
     BOOST_TEST(data_test::contains(w, "warning"), at << ": " << w);
@@ -150,8 +150,7 @@ BOOST_AUTO_TEST_CASE(brace_patterns_keep_zero_padding) {
              (std::vector<std::string>{"train-000.tar", "train-001.tar", "train-002.tar"}));
   BOOST_TEST(expand_braces("s{8..10}") == (std::vector<std::string>{"s8", "s9", "s10"}));
   BOOST_TEST(expand_braces("s{08..10}") == (std::vector<std::string>{"s08", "s09", "s10"}));
-  BOOST_TEST(expand_braces("{a,b}{1,2}") ==
-             (std::vector<std::string>{"a1", "a2", "b1", "b2"}));
+  BOOST_TEST(expand_braces("{a,b}{1,2}") == (std::vector<std::string>{"a1", "a2", "b1", "b2"}));
   BOOST_TEST(expand_braces("x{a,{0..1}}") == (std::vector<std::string>{"xa", "x0", "x1"}));
   BOOST_TEST(expand_braces("{0..6..3}::b") == (std::vector<std::string>{"0", "3", "6", "b"}));
   BOOST_TEST(expand_braces("{c..a}") == (std::vector<std::string>{"c", "b", "a"}));
@@ -163,20 +162,20 @@ BOOST_AUTO_TEST_CASE(grouping_follows_webdataset) {
   TempDir dir;
   std::string path = dir / "g.tar";
   data_test::write_file(path, data_test::tar_bytes({
-      {"__meta__/info.json", "{}"},       // metadata: skipped
-      {"__index__", "x"},                 // metadata: skipped
-      {"d", "", '5'},                     // a folder: skipped
-      {"000001.seg.png", "a"},            // key 000001, field seg.png
-      {"000001.JPG", "b"},                // lower-cased
-      {"dir.v1/abc.jpg", "c"},            // the key keeps the folder's dot
-      {"a.b.c.jpg", "d"},                 // key a, field b.c.jpg
-      {"noext", "e"},                     // dropped
-      {".hidden", "f"},                   // dropped
-      {"x.y/z", "g"},                     // no dot in the last component: dropped
-      {"k.txt", "1"},
-      {"j.txt", "2"},
-      {"k.cls", "3"},                     // k again: a second sample
-  }));
+                                  {"__meta__/info.json", "{}"},  // metadata: skipped
+                                  {"__index__", "x"},            // metadata: skipped
+                                  {"d", "", '5'},                // a folder: skipped
+                                  {"000001.seg.png", "a"},       // key 000001, field seg.png
+                                  {"000001.JPG", "b"},           // lower-cased
+                                  {"dir.v1/abc.jpg", "c"},       // the key keeps the folder's dot
+                                  {"a.b.c.jpg", "d"},            // key a, field b.c.jpg
+                                  {"noext", "e"},                // dropped
+                                  {".hidden", "f"},              // dropped
+                                  {"x.y/z", "g"},  // no dot in the last component: dropped
+                                  {"k.txt", "1"},
+                                  {"j.txt", "2"},
+                                  {"k.cls", "3"},  // k again: a second sample
+                              }));
   std::vector<Sample> s = data_test::read_all("tar:" + path, SourceOptions().decode(false));
   BOOST_TEST(layout(s) == (std::vector<std::string>{"000001:jpg,seg.png", "dir.v1/abc:jpg",
                                                     "a:b.c.jpg", "k:txt", "j:txt", "k:cls"}));
@@ -187,10 +186,8 @@ BOOST_AUTO_TEST_CASE(grouping_follows_webdataset) {
 BOOST_AUTO_TEST_CASE(duplicate_extension_is_an_error_naming_member_and_offset) {
   TempDir dir;
   std::string path = dir / "dup.tar";
-  data_test::write_file(path, data_test::tar_bytes({{"a.txt", "1"},
-                                                    {"b.txt", "2"},
-                                                    {"b.TXT", "3"},
-                                                    {"c.txt", "4"}}));
+  data_test::write_file(
+      path, data_test::tar_bytes({{"a.txt", "1"}, {"b.txt", "2"}, {"b.TXT", "3"}, {"c.txt", "4"}}));
   CHECK_ERROR(kiln::Error, data_test::read_all("tar:" + path),
               "tar source '" + path + "': shard '" + path + "'",
               "member 'b.txt' at byte offset 2048: duplicate file name in tar file");
@@ -211,17 +208,18 @@ BOOST_AUTO_TEST_CASE(decoders_by_last_extension) {
   header += '\n';
   std::string fortran = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) +
                         '\0' + header + std::string("\x00\x01\x00\x03\x00\x02\x00\x04", 8);
-  data_test::write_file(path, data_test::tar_bytes({
-      {"s.txt", "hello"},
-      {"s.cls", " 42\n"},
-      {"s.json", R"({"a": [1, 2.5, "x", null, true], "b": {"c": -3}})"},
-      {"s.npy", npy},
-      {"s.f.npy", fortran},
-      {"s.png", data_test::encode_png(4, 5, 3, rgb.data())},
-      {"s.ga.png", data_test::encode_png(3, 2, 2, ga.data())},
-      {"s.jpg", data_test::encode_jpeg(8, 8, 1, std::vector<uint8_t>(64, 77).data())},
-      {"s.bin", "\x01\x02"},
-  }));
+  data_test::write_file(
+      path, data_test::tar_bytes({
+                {"s.txt", "hello"},
+                {"s.cls", " 42\n"},
+                {"s.json", R"({"a": [1, 2.5, "x", null, true], "b": {"c": -3}})"},
+                {"s.npy", npy},
+                {"s.f.npy", fortran},
+                {"s.png", data_test::encode_png(4, 5, 3, rgb.data())},
+                {"s.ga.png", data_test::encode_png(3, 2, 2, ga.data())},
+                {"s.jpg", data_test::encode_jpeg(8, 8, 1, std::vector<uint8_t>(64, 77).data())},
+                {"s.bin", "\x01\x02"},
+            }));
   std::vector<Sample> all = data_test::read_all("tar:" + path);
   BOOST_REQUIRE_EQUAL(all.size(), 1u);
   const Sample& s = all[0];
@@ -253,16 +251,17 @@ BOOST_AUTO_TEST_CASE(decoders_by_last_extension) {
   BOOST_TEST(raw[0].at("cls").to_int() == 4);
   BOOST_TEST(!raw[0].contains("png"));
   BOOST_TEST(!raw[0].contains("ga.png"));  // skipped too: decoders go by the last extension
-  CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + path,
-                                                    SourceOptions().decode("json", "yaml")),
+  CHECK_ERROR(kiln::ValueError,
+              data_test::read_all("tar:" + path, SourceOptions().decode("json", "yaml")),
               "no decoder 'yaml' is registered");
 }
 
 BOOST_AUTO_TEST_CASE(decoder_errors_name_the_member) {
   TempDir dir;
   std::string path = dir / "bad.tar";
-  data_test::write_file(path, data_test::tar_bytes({{"a.cls", "1"}, {"b.cls", "seven"},
-                                                    {"c.json", "{"}, {"d.cls", "4"}}));
+  data_test::write_file(
+      path,
+      data_test::tar_bytes({{"a.cls", "1"}, {"b.cls", "seven"}, {"c.json", "{"}, {"d.cls", "4"}}));
   CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + path),
               "shard '" + path + "': member 'b.cls' at byte offset 1024",
               "'seven' is not an integer");
@@ -276,7 +275,7 @@ BOOST_AUTO_TEST_CASE(decoder_errors_name_the_member) {
 BOOST_AUTO_TEST_CASE(image_bombs_are_refused_before_decoding) {
   TempDir dir;
   std::string path = dir / "bombs.tar";
-  std::string png = data_test::png_bomb(10000, 10000);     // 100 M pixels
+  std::string png = data_test::png_bomb(10000, 10000);  // 100 M pixels
   std::string jpg = data_test::jpeg_bomb(10000, 10000);
   BOOST_TEST(png.size() < 200u);
   BOOST_TEST(jpg.size() < 1000u);
@@ -286,16 +285,18 @@ BOOST_AUTO_TEST_CASE(image_bombs_are_refused_before_decoding) {
     CHECK_ERROR(kiln::ValueError,
                 data_test::read_all("tar:" + path, SourceOptions().fields({field})),
                 std::string(field) + " decoder: the image is 10000 x 10000 pixels, more than " +
-                    "the limit of 89478485 pixels", "KILN_MAX_IMAGE_PIXELS");
+                    "the limit of 89478485 pixels",
+                "KILN_MAX_IMAGE_PIXELS");
   }
   auto took = std::chrono::steady_clock::now() - start;
   BOOST_TEST(std::chrono::duration<double>(took).count() < 5.0);
   // the limit is adjustable, and a bad value is named
   std::vector<uint8_t> px(20 * 20 * 3, 9);
   std::string small = dir / "small.tar";
-  data_test::write_file(small, data_test::tar_bytes({
-      {"a.png", data_test::encode_png(20, 20, 3, px.data())},
-      {"b.jpg", data_test::encode_jpeg(20, 20, 3, px.data(), 90, true)}}));
+  data_test::write_file(
+      small,
+      data_test::tar_bytes({{"a.png", data_test::encode_png(20, 20, 3, px.data())},
+                            {"b.jpg", data_test::encode_jpeg(20, 20, 3, px.data(), 90, true)}}));
   setenv("KILN_MAX_IMAGE_PIXELS", "399", 1);
   CHECK_ERROR(kiln::ValueError, data_test::read_all("tar:" + small),
               "the image is 20 x 20 pixels, more than the limit of 399 pixels");
@@ -370,8 +371,8 @@ BOOST_AUTO_TEST_CASE(truncated_and_corrupt_shards_raise_or_are_skipped) {
   std::string second = dir / "train-000001.tar";
   std::string bytes = data_test::read_file(second);
   data_test::write_file(second, bytes.substr(0, 512 * 7 + 100));  // inside the 2nd sample
-  CHECK_ERROR(kiln::Error, data_test::read_all("tar:" + pattern),
-              "shard '" + second + "'", "at byte offset", "truncated shard");
+  CHECK_ERROR(kiln::Error, data_test::read_all("tar:" + pattern), "shard '" + second + "'",
+              "at byte offset", "truncated shard");
   // warn: the rest of that shard is lost, the next shard is read
   // (the sample read before the break is delivered)
   std::vector<Sample> s =
@@ -386,8 +387,9 @@ BOOST_AUTO_TEST_CASE(truncated_and_corrupt_shards_raise_or_are_skipped) {
   std::filesystem::remove(second);
   CHECK_ERROR(kiln::Error, data_test::read_all("tar:" + pattern),
               "shard '" + second + "': cannot open");
-  BOOST_TEST(data_test::read_all("tar:" + pattern, SourceOptions().on_error(ErrorPolicy::Ignore))
-                 .size() == 8u);
+  BOOST_TEST(
+      data_test::read_all("tar:" + pattern, SourceOptions().on_error(ErrorPolicy::Ignore)).size() ==
+      8u);
   // through libarchive too
   setenv("KILN_TAR_READER", "libarchive", 1);
   data_test::write_file(second, bytes.substr(0, 512 * 7 + 100));
@@ -430,8 +432,8 @@ BOOST_AUTO_TEST_CASE(seed_image_dataset_each_sample_once_through_any_workers) {
         BOOST_TEST(b.at("cls").tensor().dtype() == kiln::kLong);
       }
       std::map<std::string, int> c = data_test::count(keys);
-      BOOST_TEST(keys.size() == static_cast<size_t>(n), shards << " shards, " << workers
-                                                                 << " workers");
+      BOOST_TEST(keys.size() == static_cast<size_t>(n),
+                 shards << " shards, " << workers << " workers");
       BOOST_TEST(c.size() == static_cast<size_t>(n));
     }
   }
@@ -454,8 +456,8 @@ BOOST_AUTO_TEST_CASE(seed_duplicate_samples_bug_without_splitting) {
   for (int workers : {1, 2, 8}) {
     DataLoader naive(std::make_shared<Naive>(open(url)), DataLoaderOptions(4).workers(workers));
     std::vector<std::string> keys = data_test::epoch_keys(naive);
-    int duplicates =
-        static_cast<int>(keys.size()) - static_cast<int>(data_test::count(keys).size());
+    int duplicates = static_cast<int>(keys.size()) -
+                     static_cast<int>(data_test::count(keys).size());
     BOOST_TEST(duplicates == 20 * (workers - 1));  // the bug, counted
     DataLoader split(open(url), DataLoaderOptions(4).workers(workers));
     std::vector<std::string> ok = data_test::epoch_keys(split);
@@ -468,8 +470,8 @@ BOOST_AUTO_TEST_CASE(ranks_and_workers_read_disjoint_shards) {
   std::string pattern = data_test::write_shards(dir, 12, 3);
   std::vector<std::string> all;
   for (int rank = 0; rank < 3; ++rank) {
-    auto ds = open("tar:" + pattern, SourceOptions().rank(rank).world_size(3).shuffle_shards(true)
-                                         .seed(11));
+    auto ds = open("tar:" + pattern,
+                   SourceOptions().rank(rank).world_size(3).shuffle_shards(true).seed(11));
     DataLoader loader(ds, DataLoaderOptions(2).workers(2));
     std::vector<std::string> keys = data_test::epoch_keys(loader);
     BOOST_TEST(keys.size() == 12u);  // 4 shards each
@@ -547,15 +549,15 @@ BOOST_AUTO_TEST_CASE(a_missing_shard_says_cannot_open_once) {
     } catch (const kiln::Error& e) {
       std::string m = e.what();
       BOOST_TEST(data_test::contains(m, "shard '" + missing +
-                                            "': cannot open: No such file or directory"), m);
+                                            "': cannot open: No such file or directory"),
+                 m);
       BOOST_TEST(!data_test::contains(m, "cannot open: cannot open"), m);
     }
   }
 }
 
 BOOST_AUTO_TEST_CASE(unknown_scheme_and_empty_spec) {
-  CHECK_ERROR(kiln::ValueError, open("nosuch:x"), "no data source for scheme 'nosuch'",
-              "tar");
+  CHECK_ERROR(kiln::ValueError, open("nosuch:x"), "no data source for scheme 'nosuch'", "tar");
   CHECK_ERROR(kiln::ValueError, open("just-a-path.tar"), "names no source");
   bool tar = false, png = false;
   for (const SourceInfo& s : sources()) tar |= s.name == "tar";

@@ -169,7 +169,8 @@ BOOST_AUTO_TEST_CASE(scoped_kernel_restores_the_previous_kernel) {
 BOOST_AUTO_TEST_CASE(backend_layer_cannot_be_removed) {
   BOOST_CHECK_EXCEPTION(test_op.set_kernel(DispatchKey::Backend, nullptr), kiln::Error,
                         [](const kiln::Error& e) {
-                          return std::string(e.what()).find("test::identity: the Backend layer") == 0;
+                          return std::string(e.what()).find("test::identity: the Backend layer") ==
+                                 0;
                         });
 }
 

@@ -129,9 +129,9 @@ BOOST_AUTO_TEST_CASE(null_device_allocates_and_copies_but_has_no_kernels) {
   BOOST_TEST(kiln::device_description(null) == "null:0 (host memory, test device)");
   kiln::Tensor m = kiln::empty({2, 2}, null);
   const std::vector<std::pair<std::string, std::function<void()>>> calls = {
-      {"neg", [&] { kiln::neg(x); }},      {"add", [&] { kiln::add(x, x); }},
-      {"sum", [&] { kiln::sum(x); }},      {"mm", [&] { kiln::mm(m, m); }},
-      {"copy_", [&] { x.clone(); }},       {"fill_", [&] { kiln::zeros({2}, null); }},
+      {"neg", [&] { kiln::neg(x); }}, {"add", [&] { kiln::add(x, x); }},
+      {"sum", [&] { kiln::sum(x); }}, {"mm", [&] { kiln::mm(m, m); }},
+      {"copy_", [&] { x.clone(); }},  {"fill_", [&] { kiln::zeros({2}, null); }},
   };
   for (const auto& [op, call] : calls) {
     BOOST_TEST_CONTEXT("operator " << op) {
@@ -230,12 +230,11 @@ BOOST_AUTO_TEST_CASE(abi_minor_newer_than_the_core_is_refused) {
   int major = kiln::core_abi_major(), minor = kiln::core_abi_minor();
   BOOST_TEST(state(info) == "refused");
   BOOST_TEST(info.abi_minor == minor + 1);
-  check_contains(info.reason,
-                 {"built for kiln plugin ABI " + std::to_string(major) + "." +
-                      std::to_string(minor + 1),
-                  "newer than this core's ABI " + std::to_string(major) + "." +
-                      std::to_string(minor),
-                  "upgrade kiln, or rebuild the plugin against this kiln's SDK"});
+  check_contains(info.reason, {"built for kiln plugin ABI " + std::to_string(major) + "." +
+                                   std::to_string(minor + 1),
+                               "newer than this core's ABI " + std::to_string(major) + "." +
+                                   std::to_string(minor),
+                               "upgrade kiln, or rebuild the plugin against this kiln's SDK"});
 }
 
 BOOST_AUTO_TEST_CASE(abi_minor_older_than_the_core_loads) {
@@ -325,7 +324,7 @@ BOOST_AUTO_TEST_CASE(a_kernel_registered_twice_is_refused_and_rolled_back) {
   kiln::PluginInfo info = kiln::load_plugin(plugin_file("duplicate_kernel"));
   BOOST_TEST(state(info) == "refused");
   check_contains(info.reason, {"operator 'neg' already has a kernel for device 'dupkern' from " +
-                                   info.path + "; refused from " + info.path});
+                               info.path + "; refused from " + info.path});
   check_no_device("dupkern");
   BOOST_TEST(!has_kernel("neg", "dupkern"));
 }
@@ -339,13 +338,12 @@ BOOST_AUTO_TEST_CASE(bad_calls_to_the_host_table_are_refused_without_effect) {
 }
 
 BOOST_AUTO_TEST_CASE(every_file_is_listed_once_with_its_state) {
-  std::vector<std::string> names = {"null", "good", "abi_major", "abi_minor_newer",
-                                    "abi_minor_older", "bad_query", "init_fails", "init_throws",
-                                    "probe_says_no", "missing_dep", "not_a_plugin", "garbage",
-                                    "duplicate_device", "duplicate_kernel", "bad_calls",
-                                    "kernel_error", "cycle", "init_throws_int",
-                                    "registers_all_fails", "takes_cpu", "absent_gpu",
-                                    "named_by_file", "describe_throws"};
+  std::vector<std::string> names = {
+      "null",         "good",          "abi_major",        "abi_minor_newer",     "abi_minor_older",
+      "bad_query",    "init_fails",    "init_throws",      "probe_says_no",       "missing_dep",
+      "not_a_plugin", "garbage",       "duplicate_device", "duplicate_kernel",    "bad_calls",
+      "kernel_error", "cycle",         "init_throws_int",  "registers_all_fails", "takes_cpu",
+      "absent_gpu",   "named_by_file", "describe_throws"};
   for (const std::string& name : names) kiln::load_plugin(plugin_file(name));
   std::vector<kiln::PluginInfo> all = kiln::plugins();
   for (const std::string& name : names) {
@@ -442,33 +440,54 @@ BOOST_AUTO_TEST_CASE(a_failing_kernel_raises_the_error_of_its_kind_with_operator
     kiln::Tensor x = kiln::empty({3}, kerr);
     std::memcpy(x.data_ptr(), data, sizeof data);  // kerr memory is host memory
     using E = std::type_index;
-    check_failures(
-        "kerr",
-        {
-            {"neg", [&] { kiln::neg(x); }, E(typeid(kiln::Error)),
-             {"kernel_error: the accelerator rejected the launch (code 7)"}},
-            {"abs", [&] { kiln::abs(x); }, E(typeid(kiln::Error)),
-             {"kernel_error: abs ran out of registers"}},
-            {"exp", [&] { kiln::exp(x); }, E(typeid(kiln::IndexError)),
-             {"kernel_error: index 9 is out of bounds for size 3"}},
-            {"log", [&] { kiln::log(x); }, E(typeid(kiln::ValueError)),
-             {"kernel_error: log of a negative length"}},
-            {"sqrt", [&] { kiln::sqrt(x); }, E(typeid(kiln::ValueError)),
-             {"kernel_error: sqrt outside its domain"}},
-            {"sin", [&] { kiln::sin(x); }, E(typeid(kiln::TypeError)),
-             {"kernel_error: sin does not take float32"}},
-            {"cos", [&] { kiln::cos(x); }, E(typeid(kiln::NotImplementedError)),
-             {"kernel_error: cos on strided memory"}},
-            {"tanh", [&] { kiln::tanh(x); }, E(typeid(kiln::OutOfMemoryError)),
-             {"out of memory (std::bad_alloc)"}},
-            {"sigmoid", [&] { kiln::sigmoid(x); }, E(typeid(kiln::OutOfMemoryError)),
-             {"kernel_error: 12 GiB asked, 1 GiB free"}},
-            {"rsqrt", [&] { kiln::rsqrt(x); }, E(typeid(kiln::Error)),
-             {"kernel_error: a kind from the future", "error kind 99"}},
-            // the SDK's accessors check the attribute's kind: an integral alpha is int64
-            {"add", [&] { kiln::add(x, x, 2); }, E(typeid(kiln::Error)),
-             {"add: attribute 0 ('alpha') is int64, read as float64"}},
-        });
+    check_failures("kerr",
+                   {
+                       {"neg",
+                        [&] { kiln::neg(x); },
+                        E(typeid(kiln::Error)),
+                        {"kernel_error: the accelerator rejected the launch (code 7)"}},
+                       {"abs",
+                        [&] { kiln::abs(x); },
+                        E(typeid(kiln::Error)),
+                        {"kernel_error: abs ran out of registers"}},
+                       {"exp",
+                        [&] { kiln::exp(x); },
+                        E(typeid(kiln::IndexError)),
+                        {"kernel_error: index 9 is out of bounds for size 3"}},
+                       {"log",
+                        [&] { kiln::log(x); },
+                        E(typeid(kiln::ValueError)),
+                        {"kernel_error: log of a negative length"}},
+                       {"sqrt",
+                        [&] { kiln::sqrt(x); },
+                        E(typeid(kiln::ValueError)),
+                        {"kernel_error: sqrt outside its domain"}},
+                       {"sin",
+                        [&] { kiln::sin(x); },
+                        E(typeid(kiln::TypeError)),
+                        {"kernel_error: sin does not take float32"}},
+                       {"cos",
+                        [&] { kiln::cos(x); },
+                        E(typeid(kiln::NotImplementedError)),
+                        {"kernel_error: cos on strided memory"}},
+                       {"tanh",
+                        [&] { kiln::tanh(x); },
+                        E(typeid(kiln::OutOfMemoryError)),
+                        {"out of memory (std::bad_alloc)"}},
+                       {"sigmoid",
+                        [&] { kiln::sigmoid(x); },
+                        E(typeid(kiln::OutOfMemoryError)),
+                        {"kernel_error: 12 GiB asked, 1 GiB free"}},
+                       {"rsqrt",
+                        [&] { kiln::rsqrt(x); },
+                        E(typeid(kiln::Error)),
+                        {"kernel_error: a kind from the future", "error kind 99"}},
+                       // the SDK's accessors check the attribute's kind: an integral alpha is int64
+                       {"add",
+                        [&] { kiln::add(x, x, 2); },
+                        E(typeid(kiln::Error)),
+                        {"add: attribute 0 ('alpha') is int64, read as float64"}},
+                   });
     // the failed calls' outputs were freed: x is the one storage left
     BOOST_CHECK_THROW(kiln::unload_plugin(info.path), kiln::Error);
   }
@@ -484,20 +503,28 @@ BOOST_AUTO_TEST_CASE(a_plugin_of_abi_1_1_picks_the_error_type_by_message_prefix)
   BOOST_TEST(info.abi_minor == 1);
   kiln::Tensor x = kiln::empty({2}, kiln::Device("legacy"));  // no fill_ kernel there
   using E = std::type_index;
-  check_failures(
-      "legacy",
-      {
-          {"neg", [&] { kiln::neg(x); }, E(typeid(kiln::IndexError)),
-           {": legacy: index 4 is out of bounds for size 2"}},
-          {"abs", [&] { kiln::abs(x); }, E(typeid(kiln::ValueError)),
-           {": legacy: a negative length"}},
-          {"exp", [&] { kiln::exp(x); }, E(typeid(kiln::TypeError)),
-           {": legacy: exp does not take float32"}},
-          {"log", [&] { kiln::log(x); }, E(typeid(kiln::NotImplementedError)),
-           {": legacy: log on strided memory"}},
-          {"sin", [&] { kiln::sin(x); }, E(typeid(kiln::Error)),
-           {": legacy: the device fell over"}},
-      });
+  check_failures("legacy", {
+                               {"neg",
+                                [&] { kiln::neg(x); },
+                                E(typeid(kiln::IndexError)),
+                                {": legacy: index 4 is out of bounds for size 2"}},
+                               {"abs",
+                                [&] { kiln::abs(x); },
+                                E(typeid(kiln::ValueError)),
+                                {": legacy: a negative length"}},
+                               {"exp",
+                                [&] { kiln::exp(x); },
+                                E(typeid(kiln::TypeError)),
+                                {": legacy: exp does not take float32"}},
+                               {"log",
+                                [&] { kiln::log(x); },
+                                E(typeid(kiln::NotImplementedError)),
+                                {": legacy: log on strided memory"}},
+                               {"sin",
+                                [&] { kiln::sin(x); },
+                                E(typeid(kiln::Error)),
+                                {": legacy: the device fell over"}},
+                           });
 }
 
 BOOST_AUTO_TEST_CASE(cpu_fallback_warns_once_per_operator_and_equals_the_cpu) {
@@ -830,9 +857,9 @@ BOOST_AUTO_TEST_CASE(a_library_for_another_architecture_says_so) {
   patch(arm, 18, {183, 0});  // e_machine = EM_AARCH64, little-endian
   kiln::PluginInfo info = kiln::load_plugin(arm);
   BOOST_TEST(state(info) == "load failed");
-  check_contains(info.reason, {"cannot load: built for another architecture",
-                               "AArch64 (64-bit, little-endian)",
-                               "this kiln runs as x86-64 (64-bit, little-endian)"});
+  check_contains(info.reason,
+                 {"cannot load: built for another architecture", "AArch64 (64-bit, little-endian)",
+                  "this kiln runs as x86-64 (64-bit, little-endian)"});
   BOOST_TEST(!contains(info.reason, "a library the plugin needs is missing"), info.reason);
 
   std::string elf32 = copies.copy("good", "for_32_bit");

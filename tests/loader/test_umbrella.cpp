@@ -29,8 +29,8 @@ BOOST_AUTO_TEST_CASE(kiln_h_alone_is_enough_to_train_save_and_load) {
       kiln::Tensor loss;
       {
         kiln::amp::autocast region(kiln::kCPU, kiln::kBFloat16, /*enabled=*/epoch % 2 == 0);
-        loss = kiln::nn::functional::mse_loss(model->forward(fields[0].tensor()),
-                                              fields[1].tensor());
+        loss =
+            kiln::nn::functional::mse_loss(model->forward(fields[0].tensor()), fields[1].tensor());
       }
       optimizer.zero_grad();
       loss.backward();

@@ -26,9 +26,10 @@ Geometry geometry(const std::string& name) {
   return g;
 }
 
-const char* const kCases[] = {"conv_basic",     "conv_stride_pad", "conv_dilation", "conv_groups",
-                              "conv_depthwise", "conv_rect",       "conv_1x1",      "conv_odd_stride",
-                              "conv_c16",       "conv_c32_groups"};
+const char* const kCases[] = {"conv_basic",     "conv_stride_pad", "conv_dilation",
+                              "conv_groups",    "conv_depthwise",  "conv_rect",
+                              "conv_1x1",       "conv_odd_stride", "conv_c16",
+                              "conv_c32_groups"};
 
 // Checks case `name` in dtype; `layout` reshapes x before the call (e.g. to channels-last
 // strides).
@@ -45,8 +46,8 @@ void check_conv(const std::string& name, kiln::ScalarType dtype, double tol,
   BOOST_CHECK(out.dtype() == dtype);
   std::string what = name + " (" + kiln::dtype_name(dtype) + ")";
   // bfloat16 keeps 8 bits: compare with a tolerance scaled to the values
-  double scale = dtype == kiln::kBFloat16 ? kiln::amax(kiln::abs(golden(name, "out"))).item<double>()
-                                          : 1.0;
+  double scale =
+      dtype == kiln::kBFloat16 ? kiln::amax(kiln::abs(golden(name, "out"))).item<double>() : 1.0;
   check_close(out, golden(name, "out"), tol, tol * scale, what + " out");
   kiln::sum(out * golden(name, "gy", dtype)).backward();
   for (const char* field : {"x", "w", "b"}) {
@@ -58,7 +59,9 @@ void check_conv(const std::string& name, kiln::ScalarType dtype, double tol,
   }
 }
 
-Tensor channels_last(const Tensor& x) { return x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}); }
+Tensor channels_last(const Tensor& x) {
+  return x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+}
 Tensor sliced(const Tensor& x) {
   return kiln::stack({x, x}, 4).select(4, 0);  // x again, with a column stride of 2
 }
@@ -101,8 +104,9 @@ BOOST_AUTO_TEST_CASE(module_and_unbatched_input) {
   Tensor x = golden("conv_stride_pad", "x", kiln::kFloat);
   check_close(conv(x), golden("conv_stride_pad", "out"), 1e-4, 1e-4, "Conv2d module");
   check_close(conv(x[1]), golden("conv_stride_pad", "out")[1], 1e-4, 1e-4, "unbatched");
-  CHECK_ERROR(kiln::ValueError, conv(kiln::ones({3, 5})),
-              "conv2d: expected 3D (unbatched) or 4D (batched) input, but got input of size: [3, 5]");
+  CHECK_ERROR(
+      kiln::ValueError, conv(kiln::ones({3, 5})),
+      "conv2d: expected 3D (unbatched) or 4D (batched) input, but got input of size: [3, 5]");
   CHECK_ERROR(kiln::ValueError, nn::Conv2d(nn::Conv2dOptions(3, 4, 3).groups(2)),
               "Conv2d: in_channels must be divisible by groups (got in_channels=3, groups=2)");
   CHECK_ERROR(kiln::ValueError, nn::Conv2d(nn::Conv2dOptions(4, 3, 3).groups(2)),

@@ -63,7 +63,7 @@ BOOST_AUTO_TEST_CASE(accumulation_dtypes_and_edge_cases) {
   BOOST_CHECK_EQUAL(kiln::sum(self).item<double>(), 0.0);
   // strided self and source; an index along a middle dimension
   Tensor x = kiln::arange(24, kiln::kFloat).view({2, 3, 4}).transpose(0, 2);  // [4, 3, 2]
-  Tensor src = kiln::ones({2, 4}).t().unsqueeze(1);                             // [4, 1, 2]
+  Tensor src = kiln::ones({2, 4}).t().unsqueeze(1);                           // [4, 1, 2]
   Tensor y = kiln::index_add(x, 1, kiln::tensor({1}), src);
   BOOST_CHECK(y.equal(x + kiln::tensor({0.0, 1.0, 0.0}).view({1, 3, 1})));
   // 0-dim tensors
@@ -71,8 +71,9 @@ BOOST_AUTO_TEST_CASE(accumulation_dtypes_and_edge_cases) {
   Tensor picked = kiln::index_select(a, 0, kiln::tensor({0}));
   picked.backward(kiln::ones_like(picked));
   BOOST_CHECK_EQUAL(a.grad().item<double>(), 1.0);
-  BOOST_CHECK_EQUAL(kiln::index_add(kiln::tensor(1.0), 0, kiln::tensor({0}), kiln::tensor(2.0))
-                        .item<double>(), 3.0);
+  BOOST_CHECK_EQUAL(
+      kiln::index_add(kiln::tensor(1.0), 0, kiln::tensor({0}), kiln::tensor(2.0)).item<double>(),
+      3.0);
   // scatter_add with src larger than index: the extra elements of src get no gradient
   Tensor big = kiln::ones({2, 3}).requires_grad_();
   Tensor r = kiln::scatter_add(kiln::zeros({2, 2}), 1, kiln::tensor({{1}, {0}}), big);
@@ -107,27 +108,34 @@ BOOST_AUTO_TEST_CASE(error_messages) {
               "index -1 is out of bounds for dimension 0 with size 3");
   CHECK_ERROR(kiln::ValueError, kiln::index_add(x, 0, kiln::tensor({0, 1}), kiln::ones({3, 4})),
               "index_add(): Number of indices (2) should be equal to source.size(dim) (3)");
-  CHECK_ERROR(kiln::ValueError, kiln::index_add(x, 0, kiln::tensor({0}), kiln::ones({1, 5})),
-              "index_add(): source [1, 5] must have the sizes of self [3, 4] except at dimension 0");
-  CHECK_ERROR(kiln::TypeError, kiln::index_add(x, 0, kiln::tensor({0}), kiln::ones({1, 4}, kiln::kDouble)),
+  CHECK_ERROR(
+      kiln::ValueError, kiln::index_add(x, 0, kiln::tensor({0}), kiln::ones({1, 5})),
+      "index_add(): source [1, 5] must have the sizes of self [3, 4] except at dimension 0");
+  CHECK_ERROR(kiln::TypeError,
+              kiln::index_add(x, 0, kiln::tensor({0}), kiln::ones({1, 4}, kiln::kDouble)),
               "index_add(): self (float32) and source (float64) must have the same scalar type");
   CHECK_ERROR(kiln::TypeError, kiln::index_add(x, 0, kiln::tensor({0.0}), kiln::ones({1, 4})),
               "index_add(): Expected dtype int32/int64 for index, got float32");
-  CHECK_ERROR(kiln::ValueError, kiln::index_add(x, 0, kiln::zeros({1, 1}, kiln::kLong), kiln::ones({1, 4})),
+  CHECK_ERROR(kiln::ValueError,
+              kiln::index_add(x, 0, kiln::zeros({1, 1}, kiln::kLong), kiln::ones({1, 4})),
               "index_add(): Index is supposed to be a vector, got a 2-D tensor");
   CHECK_ERROR(kiln::IndexError, kiln::index_add(x, 2, kiln::tensor({0}), kiln::ones({1, 4})),
               "index_add: dimension out of range (expected to be in range of [-2, 1], but got 2)");
   CHECK_ERROR(kiln::Error, kiln::scatter_add(x, 1, kiln::tensor({{4}}), kiln::ones({1, 1})),
               "index 4 is out of bounds for dimension 1 with size 4");
-  CHECK_ERROR(kiln::ValueError, kiln::scatter_add(x, 1, kiln::tensor({0}), kiln::ones({1})),
-              "scatter_add(): Index tensor must have the same number of dimensions as self and src");
-  CHECK_ERROR(kiln::ValueError, kiln::scatter_add(x, 1, kiln::zeros({4, 1}, kiln::kLong), kiln::ones({4, 1})),
+  CHECK_ERROR(
+      kiln::ValueError, kiln::scatter_add(x, 1, kiln::tensor({0}), kiln::ones({1})),
+      "scatter_add(): Index tensor must have the same number of dimensions as self and src");
+  CHECK_ERROR(kiln::ValueError,
+              kiln::scatter_add(x, 1, kiln::zeros({4, 1}, kiln::kLong), kiln::ones({4, 1})),
               "scatter_add(): Expected index [4, 1] to be smaller than self [3, 4] apart from "
               "dimension 1 and to be smaller size than src [4, 1]");
-  CHECK_ERROR(kiln::TypeError, kiln::scatter_add(x, 1, kiln::zeros({1, 1}, kiln::kInt), kiln::ones({1, 1})),
+  CHECK_ERROR(kiln::TypeError,
+              kiln::scatter_add(x, 1, kiln::zeros({1, 1}, kiln::kInt), kiln::ones({1, 1})),
               "scatter_add(): Expected dtype int64 for index, got int32");
-  CHECK_ERROR(kiln::TypeError, kiln::scatter_add(x.to(kiln::kBool), 1, kiln::zeros({1, 1}, kiln::kLong),
-                                                 kiln::ones({1, 1}, kiln::kBool)),
+  CHECK_ERROR(kiln::TypeError,
+              kiln::scatter_add(x.to(kiln::kBool), 1, kiln::zeros({1, 1}, kiln::kLong),
+                                kiln::ones({1, 1}, kiln::kBool)),
               "scatter_add");
 }
 

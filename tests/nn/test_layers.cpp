@@ -92,8 +92,9 @@ BOOST_AUTO_TEST_CASE(default_initialisation_as_pytorch) {
 BOOST_AUTO_TEST_CASE(layer_norm_matches_pytorch) {
   check_case("layer_norm_1", {"x", "w", "b"},
              [](auto& v) { return F::layer_norm(v[0], {4}, v[1], v[2]); });
-  check_case("layer_norm_2", {"x", "w", "b"},
-             [](auto& v) { return F::layer_norm(v[0], {3, 4}, v[1], v[2], 1e-3); });
+  check_case("layer_norm_2", {"x", "w", "b"}, [](auto& v) {
+    return F::layer_norm(v[0], {3, 4}, v[1], v[2], 1e-3);
+  });
   nn::LayerNorm ln(std::vector<int64_t>{4});
   CHECK_ERROR(kiln::ValueError, ln(kiln::ones({2, 5})),
               "layer_norm: given normalized_shape=[4], expected input with shape [*, [4]], but "
@@ -124,14 +125,16 @@ BOOST_AUTO_TEST_CASE(batch_norm_running_stats_match_pytorch) {
     check_close(bn->running_var, golden("batchnorm", "running_var"), tol, tol, "running_var");
     BOOST_CHECK_EQUAL(bn->num_batches_tracked.item<int64_t>(), 3);
     bn->eval();
-    check_close(bn(golden("batchnorm", "x_eval", dtype)), golden("batchnorm", "out_eval"), tol,
-                tol, "batchnorm eval");
+    check_close(bn(golden("batchnorm", "x_eval", dtype)), golden("batchnorm", "out_eval"), tol, tol,
+                "batchnorm eval");
     BOOST_CHECK_EQUAL(bn->num_batches_tracked.item<int64_t>(), 3);
   }
   nn::BatchNorm2d bn(3);
-  CHECK_ERROR(kiln::ValueError, bn(kiln::ones({2, 3, 4})), "BatchNorm2d: expected 4D input (got 3D");
-  CHECK_ERROR(kiln::ValueError, bn(kiln::ones({2, 4, 2, 2})),
-              "batch_norm: expected running_mean to have 4 elements (one per channel), but got [3]");
+  CHECK_ERROR(kiln::ValueError, bn(kiln::ones({2, 3, 4})),
+              "BatchNorm2d: expected 4D input (got 3D");
+  CHECK_ERROR(
+      kiln::ValueError, bn(kiln::ones({2, 4, 2, 2})),
+      "batch_norm: expected running_mean to have 4 elements (one per channel), but got [3]");
   CHECK_ERROR(kiln::ValueError, bn(kiln::ones({1, 3, 1, 1})),
               "expected more than 1 value per channel when training, got input size [1, 3, 1, 1]");
   // momentum=None: a cumulative average
@@ -227,9 +230,11 @@ BOOST_AUTO_TEST_CASE(dropout_scales_in_training_and_is_identity_in_eval) {
   drop->eval();
   BOOST_CHECK(drop(x).is_same(x));
   BOOST_CHECK_EQUAL(kiln::sum(F::dropout(x, 1.0)).item<double>(), 0.0);
-  CHECK_ERROR(kiln::ValueError, nn::Dropout(1.5), "Dropout: probability has to be between 0 and 1, "
+  CHECK_ERROR(kiln::ValueError, nn::Dropout(1.5),
+              "Dropout: probability has to be between 0 and 1, "
               "but got 1.5");
-  CHECK_ERROR(kiln::ValueError, F::dropout(x, -0.1), "dropout: probability has to be between 0 "
+  CHECK_ERROR(kiln::ValueError, F::dropout(x, -0.1),
+              "dropout: probability has to be between 0 "
               "and 1, but got -0.1");
 }
 
@@ -252,14 +257,16 @@ BOOST_AUTO_TEST_CASE(softplus_matches_pytorch) {
   auto options = kiln::TensorOptions().dtype(kiln::kDouble);
   Tensor x = kiln::tensor({-30.0, -3.0, -0.5, 0.0, 0.5, 3.0, 19.0, 21.0, 100.0}, options);
   Tensor expected = kiln::tensor({9.35762297e-14, 0.0485873516, 0.474076984, 0.693147181,
-                                  0.974076984, 3.04858735, 19.0, 21.0, 100.0}, options);
+                                  0.974076984, 3.04858735, 19.0, 21.0, 100.0},
+                                 options);
   BOOST_CHECK(F::softplus(x).allclose(expected, 1e-8, 0));
   BOOST_CHECK(nn::Softplus()(x).allclose(expected, 1e-8, 0));
-  Tensor expected_b = kiln::tensor({6.11804547e-07, 0.402826556, 1.15187884, 1.38629436,
-                                    1.65187884, 3.40282656, 19.0, 21.0, 100.0}, options);
+  Tensor expected_b = kiln::tensor({6.11804547e-07, 0.402826556, 1.15187884, 1.38629436, 1.65187884,
+                                    3.40282656, 19.0, 21.0, 100.0},
+                                   options);
   BOOST_CHECK(F::softplus(x, 0.5, 3).allclose(expected_b, 1e-8, 0));
   BOOST_CHECK(nn::Softplus(nn::SoftplusOptions().beta(0.5).threshold(3))(x).allclose(expected_b,
-                                                                                    1e-8, 0));
+                                                                                     1e-8, 0));
   // float32 and the 16-bit dtypes (computed in float32, rounded once): 15 stays 15 in float16
   // (exp(15) overflows it) and the gradient stays finite beyond the threshold
   Tensor big = kiln::tensor({15.0, -15.0, 0.25, 90.0}).requires_grad_();
@@ -288,10 +295,11 @@ BOOST_AUTO_TEST_CASE(checkerboard_network_trains) {
   Tensor inputs = kiln::stack({h, v}, 0).unsqueeze(0);
   Tensor targets = kiln::logical_xor(kiln::gt(kiln::fmod(h * 2, 1.0), 0.5),
                                      kiln::gt(kiln::fmod(v * 2, 1.0), 0.5))
-                       .to(kiln::kFloat).unsqueeze(0).unsqueeze(0);
-  nn::Sequential net(nn::Conv2d(2, 32, 1), nn::BatchNorm2d(32), nn::ReLU(),
-                     nn::Conv2d(32, 32, 1), nn::BatchNorm2d(32), nn::ReLU(),
-                     nn::Conv2d(32, 1, 1));
+                       .to(kiln::kFloat)
+                       .unsqueeze(0)
+                       .unsqueeze(0);
+  nn::Sequential net(nn::Conv2d(2, 32, 1), nn::BatchNorm2d(32), nn::ReLU(), nn::Conv2d(32, 32, 1),
+                     nn::BatchNorm2d(32), nn::ReLU(), nn::Conv2d(32, 1, 1));
   nn::MSELoss loss_fn;
   kiln::optim::Adam opt(net->parameters(), kiln::optim::AdamOptions(0.01));
   double first = 0, last = 0;

@@ -49,31 +49,39 @@ BOOST_AUTO_TEST_CASE(every_reduction_matches_pytorch) {
                [r = r](auto x, auto t, auto&) { return F::cross_entropy(x, t, {}, -100, r); });
     check_loss("ce_prob_" + s,
                [r = r](auto x, auto t, auto&) { return F::cross_entropy(x, t, {}, -100, r); });
-    check_loss("bce_" + s, [r = r](auto x, auto t, auto& m) {
-      return F::binary_cross_entropy(x, t, m[0], r);
-    }, {"w"});
-    check_loss("bce_logits_" + s, [r = r](auto x, auto t, auto& m) {
-      return F::binary_cross_entropy_with_logits(x, t, {}, r, m[0]);
-    }, {"pw"});
+    check_loss("bce_" + s,
+               [r = r](auto x, auto t, auto& m) { return F::binary_cross_entropy(x, t, m[0], r); },
+               {"w"});
+    check_loss("bce_logits_" + s,
+               [r = r](auto x, auto t, auto& m) {
+                 return F::binary_cross_entropy_with_logits(x, t, {}, r, m[0]);
+               },
+               {"pw"});
   }
 }
 
 BOOST_AUTO_TEST_CASE(weights_ignore_index_and_shapes_match_pytorch) {
-  check_loss("ce_weight_ignore", [](auto x, auto t, auto& m) {
-    return F::cross_entropy(x, t, F::CrossEntropyFuncOptions().weight(m[0]).ignore_index(-1));
-  }, {"w"});
-  check_loss("ce_prob_weight",
-             [](auto x, auto t, auto& m) { return F::cross_entropy(x, t, m[0]); }, {"w"});
+  check_loss("ce_weight_ignore",
+             [](auto x, auto t, auto& m) {
+               return F::cross_entropy(x, t,
+                                       F::CrossEntropyFuncOptions().weight(m[0]).ignore_index(-1));
+             },
+             {"w"});
+  check_loss("ce_prob_weight", [](auto x, auto t, auto& m) { return F::cross_entropy(x, t, m[0]); },
+             {"w"});
   check_loss("ce_spatial", [](auto x, auto t, auto&) { return F::cross_entropy(x, t); });
   check_loss("ce_unbatched", [](auto x, auto t, auto&) { return F::cross_entropy(x, t); });
   check_loss("nll_weight", [](auto x, auto t, auto& m) { return F::nll_loss(x, t, m[0]); }, {"w"});
   check_loss("bce_logits_extreme",
              [](auto x, auto t, auto&) { return F::binary_cross_entropy_with_logits(x, t); });
   // float32 too, through the modules
-  check_loss("ce_weight_ignore", [](auto x, auto t, auto& m) {
-    nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().weight(m[0]).ignore_index(-1));
-    return loss(x, t);
-  }, {"w"}, kiln::kFloat, 1e-5);
+  check_loss(
+      "ce_weight_ignore",
+      [](auto x, auto t, auto& m) {
+        nn::CrossEntropyLoss loss(nn::CrossEntropyLossOptions().weight(m[0]).ignore_index(-1));
+        return loss(x, t);
+      },
+      {"w"}, kiln::kFloat, 1e-5);
   Tensor x = golden("bce_extreme", "x"), t = golden("bce_extreme", "t");
   check_close(F::binary_cross_entropy(x, t, {}, Reduction::None), golden("bce_extreme", "out"),
               1e-12, 1e-12, "bce at 0 and 1 (log clamped to -100)");
@@ -107,8 +115,8 @@ BOOST_AUTO_TEST_CASE(loss_modules) {
               1e-5, "MSELoss");
   x = golden("bce_mean", "x"), t = golden("bce_mean", "t");
   Tensor w = golden("bce_mean", "w");
-  check_close(nn::BCELoss(nn::BCELossOptions().weight(w))(x, t), golden("bce_mean", "out"),
-              1e-10, 1e-10, "BCELoss");
+  check_close(nn::BCELoss(nn::BCELossOptions().weight(w))(x, t), golden("bce_mean", "out"), 1e-10,
+              1e-10, "BCELoss");
   x = golden("bce_logits_none", "x"), t = golden("bce_logits_none", "t");
   nn::BCEWithLogitsLoss logits_loss(nn::BCEWithLogitsLossOptions()
                                         .pos_weight(golden("bce_logits_none", "pw"))
@@ -143,7 +151,8 @@ BOOST_AUTO_TEST_CASE(error_messages) {
   CHECK_ERROR(kiln::ValueError, F::cross_entropy(x, kiln::tensor({0, 1, 1}), kiln::ones({3})),
               "weight tensor should be defined either for all 4 classes or no classes but got "
               "weight tensor of shape: [3]");
-  CHECK_ERROR(kiln::TypeError, F::cross_entropy(kiln::ones({2, 2}, kiln::kLong), kiln::tensor({0, 1})),
+  CHECK_ERROR(kiln::TypeError,
+              F::cross_entropy(kiln::ones({2, 2}, kiln::kLong), kiln::tensor({0, 1})),
               "cross_entropy: expected a floating point input, but got int64");
   CHECK_ERROR(kiln::ValueError, F::binary_cross_entropy(kiln::tensor({0.5, 1.5}), kiln::ones({2})),
               "binary_cross_entropy: all elements of input should be between 0 and 1");

@@ -28,8 +28,9 @@ KILN_MODULE(Merge);
 struct OuterImpl : nn::Module {
   OuterImpl()
       : merge(register_module("merge", Merge())),
-        head(register_module("head", nn::Sequential(nn::ReLU(), nn::Linear(nn::LinearOptions(
-                                                                      10, 1).bias(false))))) {}
+        head(register_module(
+            "head", nn::Sequential(nn::ReLU(), nn::Linear(nn::LinearOptions(10, 1).bias(false))))) {
+  }
   Merge merge;
   nn::Sequential head;
 };
@@ -131,7 +132,8 @@ BOOST_AUTO_TEST_CASE(sequential_prints_and_names_like_pytorch) {
 }
 
 BOOST_AUTO_TEST_CASE(module_reprs_match_pytorch) {
-  nn::Conv2d conv(nn::Conv2dOptions(3, 8, {3, 5}).stride(2).padding({1, 2}).dilation(2).bias(false));
+  nn::Conv2d conv(
+      nn::Conv2dOptions(3, 8, {3, 5}).stride(2).padding({1, 2}).dilation(2).bias(false));
   BOOST_CHECK_EQUAL(printed(*conv), golden_case("conv_options").repr);
   BOOST_CHECK_EQUAL(printed(*nn::Conv2d(nn::Conv2dOptions(4, 8, 3).groups(2))),
                     golden_case("conv_groups").repr);
@@ -143,8 +145,8 @@ BOOST_AUTO_TEST_CASE(module_reprs_match_pytorch) {
       nn::Tanh(), nn::ReLU(true),
       nn::BatchNorm2d(
           nn::BatchNormOptions(4).momentum(std::nullopt).affine(false).track_running_stats(false)),
-      nn::MSELoss(), nn::CrossEntropyLoss(), nn::BCELoss(), nn::BCEWithLogitsLoss(),
-      nn::NLLLoss(), nn::Sequential());
+      nn::MSELoss(), nn::CrossEntropyLoss(), nn::BCELoss(), nn::BCEWithLogitsLoss(), nn::NLLLoss(),
+      nn::Sequential());
   BOOST_CHECK_EQUAL(printed(*list), golden_case("misc").repr);
   nn::ModuleList softplus(nn::Softplus(),
                           nn::Softplus(nn::SoftplusOptions().beta(0.5).threshold(3)));
@@ -167,12 +169,12 @@ BOOST_AUTO_TEST_CASE(holders_and_containers) {
   BOOST_CHECK(seq[2]->as<nn::Linear>() != nullptr);
   BOOST_CHECK_EQUAL(seq->at<nn::LinearImpl>(0).options.out_features(), 3);
   BOOST_CHECK(seq->ptr<nn::ReLUImpl>(1) != nullptr);
-  BOOST_CHECK_EQUAL(joined_names(seq->named_parameters()),
-                    "0.weight 0.bias 2.weight 2.bias");
+  BOOST_CHECK_EQUAL(joined_names(seq->named_parameters()), "0.weight 0.bias 2.weight 2.bias");
   BOOST_CHECK_EQUAL(seq->named_children()[3].first, "act");
   Tensor x = kiln::randn({7, 4});
   Tensor manual = kiln::tanh(seq[2]->as<nn::Linear>()->forward(
-                      kiln::relu(seq->at<nn::LinearImpl>(0).forward(x)))) * 2;
+                      kiln::relu(seq->at<nn::LinearImpl>(0).forward(x)))) *
+                  2;
   BOOST_CHECK(seq(x).allclose(manual));
   CHECK_ERROR(kiln::IndexError, seq[9], "Sequential: index 9 is out of range");
   CHECK_ERROR(kiln::TypeError, seq->at<nn::ReLUImpl>(0), "module 0 is not of the requested type");

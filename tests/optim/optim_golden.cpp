@@ -177,8 +177,7 @@ std::unique_ptr<Optimizer> build(const OptimizerCase& c, const std::vector<Tenso
   std::vector<OptimizerParamGroup> groups;
   groups.emplace_back(params_of(c.groups[0]));  // takes the defaults
   for (size_t i = 1; i < c.groups.size(); ++i) {
-    groups.emplace_back(params_of(c.groups[i]),
-                        std::make_unique<Options>(options_of(c.groups[i])));
+    groups.emplace_back(params_of(c.groups[i]), std::make_unique<Options>(options_of(c.groups[i])));
   }
   return std::make_unique<Opt>(std::move(groups), options_of(c.groups[0]));
 }

@@ -31,8 +31,8 @@ struct OptimizerCase {
   std::string kind;  // sgd, adam, adamw
   int steps = 0;
   std::vector<GoldenGroup> groups;
-  std::vector<std::vector<int64_t>> shapes;  // per parameter
-  std::vector<Values> initial;               // per parameter
+  std::vector<std::vector<int64_t>> shapes;               // per parameter
+  std::vector<Values> initial;                            // per parameter
   std::vector<std::vector<std::optional<Values>>> grads;  // [step][param]; nullopt: no grad
   std::vector<std::vector<Values>> after;                 // [step][param]
   std::vector<GoldenState> final_state;

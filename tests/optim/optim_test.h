@@ -43,8 +43,8 @@ struct FloatDiff {
 
   void check(const std::string& where, const std::vector<double>& got,
              const std::vector<double>& want) {
-    BOOST_REQUIRE_MESSAGE(got.size() == want.size(), where << ": " << got.size()
-                                                           << " values, expected " << want.size());
+    BOOST_REQUIRE_MESSAGE(got.size() == want.size(),
+                          where << ": " << got.size() << " values, expected " << want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       double d = std::abs(got[i] - want[i]);
       ++values;
@@ -52,9 +52,9 @@ struct FloatDiff {
       max_abs = std::max(max_abs, d);
       if (want[i] != 0) max_rel = std::max(max_rel, d / std::abs(want[i]));
       max_ulps = std::max(max_ulps, ulps(static_cast<float>(got[i]), static_cast<float>(want[i])));
-      BOOST_CHECK_MESSAGE(d <= atol + rtol * std::abs(want[i]),
-                          where << " element " << i << ": got " << got[i] << ", PyTorch "
-                                << want[i]);
+      BOOST_CHECK_MESSAGE(d <= atol + rtol * std::abs(want[i]), where << " element " << i
+                                                                      << ": got " << got[i]
+                                                                      << ", PyTorch " << want[i]);
     }
   }
 

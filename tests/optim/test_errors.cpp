@@ -23,8 +23,8 @@ BOOST_AUTO_TEST_CASE(invalid_sgd_options) {
               "SGD: Invalid weight_decay value: -0.5");
   CHECK_ERROR(ValueError, SGD({param()}, SGDOptions(0.1).nesterov(true)),
               "SGD: Nesterov momentum requires a momentum and zero dampening");
-  CHECK_ERROR(ValueError, SGD({param()}, SGDOptions(0.1).momentum(0.9).dampening(0.1)
-                                              .nesterov(true)),
+  CHECK_ERROR(ValueError,
+              SGD({param()}, SGDOptions(0.1).momentum(0.9).dampening(0.1).nesterov(true)),
               "Nesterov momentum requires a momentum and zero dampening (momentum 0.9, "
               "dampening 0.1)");
 }

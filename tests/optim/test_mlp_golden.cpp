@@ -141,15 +141,15 @@ BOOST_AUTO_TEST_CASE(sgd_momentum_trajectory_matches_pytorch) {
       sum_diff.check(name + " row sums", values_of(delta.sum(1)), g.rowsum.at(name));
       sum_diff.check(name + " column sums", values_of(delta.sum(0)), g.colsum.at(name));
       Values all = values_of(p), sampled;
-      for (size_t i = 0; i < all.size(); i += static_cast<size_t>(g.stride)) sampled.push_back(all[i]);
+      for (size_t i = 0; i < all.size(); i += static_cast<size_t>(g.stride))
+        sampled.push_back(all[i]);
       weight_diff.check(name + " sample", sampled, g.sample.at(name));
       ++checked;
     }
   }
   BOOST_CHECK_EQUAL(checked, 6u);
-  BOOST_TEST_MESSAGE("MLP losses: " << loss_diff.summary() << "; weights: "
-                                    << weight_diff.summary() << "; update sums: "
-                                    << sum_diff.summary());
+  BOOST_TEST_MESSAGE("MLP losses: " << loss_diff.summary() << "; weights: " << weight_diff.summary()
+                                    << "; update sums: " << sum_diff.summary());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

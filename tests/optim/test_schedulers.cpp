@@ -40,8 +40,7 @@ BOOST_AUTO_TEST_CASE(rates_match_pytorch_exactly) {
       std::vector<Tensor> params;
       for (double lr : c.lrs.at(0)) {
         params.push_back(zeros({1}).requires_grad_());
-        groups.emplace_back(std::vector<Tensor>{params.back()},
-                            std::make_unique<SGDOptions>(lr));
+        groups.emplace_back(std::vector<Tensor>{params.back()}, std::make_unique<SGDOptions>(lr));
       }
       SGD opt(std::move(groups), SGDOptions(1.0));
       std::unique_ptr<LRScheduler> scheduler = make_scheduler(c, opt);

@@ -24,8 +24,8 @@ std::vector<Tensor> initial_params(const OptimizerCase& c) {
 }
 
 // Steps [from, to) of case c; returns every parameter's values after each step.
-std::vector<Values> run_steps(const OptimizerCase& c, std::vector<Tensor>& params,
-                              Optimizer& opt, int from, int to) {
+std::vector<Values> run_steps(const OptimizerCase& c, std::vector<Tensor>& params, Optimizer& opt,
+                              int from, int to) {
   std::vector<Values> out;
   for (int s = from; s < to; ++s) {
     for (size_t i = 0; i < params.size(); ++i) {
@@ -53,8 +53,9 @@ std::string temp_path(const std::string& name) {
   return "/tmp/kiln_test_optim_" + std::to_string(::getpid()) + "_" + name + ".safetensors";
 }
 
-const char* kRoundTripCases[] = {"sgd_momentum", "sgd_maximize_missing_grads", "adam_amsgrad",
-                                 "adam_missing_grads", "adamw", "adam_two_groups"};
+const char* kRoundTripCases[] = {"sgd_momentum", "sgd_maximize_missing_grads",
+                                 "adam_amsgrad", "adam_missing_grads",
+                                 "adamw",        "adam_two_groups"};
 
 }  // namespace
 

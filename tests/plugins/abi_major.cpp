@@ -5,8 +5,12 @@
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR + 1,
-                                        KILN_ABI_MINOR, "abi_major", "0.1.0", "wrong ABI"};
+  static const kiln_plugin_info info = {sizeof(kiln_plugin_info),
+                                        KILN_ABI_MAJOR + 1,
+                                        KILN_ABI_MINOR,
+                                        "abi_major",
+                                        "0.1.0",
+                                        "wrong ABI"};
   return &info;
 }
 

@@ -5,9 +5,9 @@
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR,
-                                        KILN_ABI_MINOR + 1, "abi_minor_newer", "0.1.0",
-                                        "wrong ABI"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR + 1,
+      "abi_minor_newer",        "0.1.0",        "wrong ABI"};
   return &info;
 }
 

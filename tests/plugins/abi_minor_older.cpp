@@ -25,9 +25,9 @@ kiln_device_ops abi_1_0_ops() {
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR,
-                                        KILN_ABI_MINOR - 1, "abi_minor_older", "0.1.0",
-                                        "built for an older minor ABI"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR - 1,
+      "abi_minor_older",        "0.1.0",        "built for an older minor ABI"};
   return &info;
 }
 

@@ -20,8 +20,9 @@ kiln_status accepted(const kiln_host* host, const char* call) {
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "bad_calls", "0.1.0", "misuses the host table"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "bad_calls", "0.1.0",
+      "misuses the host table"};
   return &info;
 }
 

@@ -20,7 +20,8 @@ void neg_f32(const kiln::sdk::Call& call) {
   kiln::sdk::StridedLoop<2> loop({&out, &x});
   loop.run(0, loop.numel(), [&](char** p, const int64_t* step, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
-      *reinterpret_cast<float*>(p[0] + i * step[0]) = -*reinterpret_cast<float*>(p[1] + i * step[1]);
+      *reinterpret_cast<float*>(p[0] + i * step[0]) =
+          -*reinterpret_cast<float*>(p[1] + i * step[1]);
     }
   });
   if (!g_state || g_state->empty()) throw std::logic_error("cycle: used while not initialised");
@@ -31,8 +32,9 @@ void neg_f32(const kiln::sdk::Call& call) {
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "cycle", "0.1.0", "loaded and unloaded by the tests"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info),          KILN_ABI_MAJOR, KILN_ABI_MINOR, "cycle", "0.1.0",
+      "loaded and unloaded by the tests"};
   return &info;
 }
 

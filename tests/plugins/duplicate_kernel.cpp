@@ -13,8 +13,9 @@ kiln_status never_runs(const kiln_call* /*call*/, void* /*user*/) { return 1; }
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "duplicate_kernel", "0.1.0", "registers neg twice"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
+      "duplicate_kernel",       "0.1.0",        "registers neg twice"};
   return &info;
 }
 

@@ -22,8 +22,9 @@ void neg_f32(const kiln::sdk::Call& call) {
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "good", "1.2.3", "test device with one kernel"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info),     KILN_ABI_MAJOR, KILN_ABI_MINOR, "good", "1.2.3",
+      "test device with one kernel"};
   return &info;
 }
 

@@ -34,8 +34,9 @@ kiln_status copy(void*, const kiln_tensor* dst, const kiln_tensor* src) {
 extern "C" {
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {  // no side effects
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "mydev", "0.1.0", "device \"mydev\": my accelerator"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info),          KILN_ABI_MAJOR, KILN_ABI_MINOR, "mydev", "0.1.0",
+      "device \"mydev\": my accelerator"};
   return &info;
 }
 

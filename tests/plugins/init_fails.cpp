@@ -9,8 +9,9 @@ kiln_status never_runs(const kiln_call* /*call*/, void* /*user*/) { return 1; }
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "init_fails", "0.1.0", "init reports an error"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "init_fails", "0.1.0",
+      "init reports an error"};
   return &info;
 }
 

@@ -7,8 +7,12 @@
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "init_throws", "0.1.0", "init throws"};
+  static const kiln_plugin_info info = {sizeof(kiln_plugin_info),
+                                        KILN_ABI_MAJOR,
+                                        KILN_ABI_MINOR,
+                                        "init_throws",
+                                        "0.1.0",
+                                        "init throws"};
   return &info;
 }
 

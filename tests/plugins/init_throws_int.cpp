@@ -11,7 +11,7 @@ extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
   static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "init_throws_int", "0.1.0", "init throws 42"};
+                                        "init_throws_int",        "0.1.0",        "init throws 42"};
   return &info;
 }
 

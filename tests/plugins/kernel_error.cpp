@@ -66,8 +66,9 @@ void add_reads_alpha_as_f64(const Call& call) { (void)call.attr_f64(0); }
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "kernel_error", "0.1.0", "kernels that fail"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
+      "kernel_error",           "0.1.0",        "kernels that fail"};
   return &info;
 }
 

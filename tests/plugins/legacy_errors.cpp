@@ -28,9 +28,9 @@ constexpr char kPlain[] = "legacy: the device fell over";
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, 1,
-                                        "legacy_errors", "0.1.0",
-                                        "built for ABI 1.1: error types by message prefix"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, 1,
+      "legacy_errors",          "0.1.0",        "built for ABI 1.1: error types by message prefix"};
   return &info;
 }
 

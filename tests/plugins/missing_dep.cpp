@@ -7,8 +7,9 @@ extern "C" int kiln_test_absent_answer(void);  // in libkiln_test_absent.so
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "missing_dep", "0.1.0", "needs a missing library"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "missing_dep", "0.1.0",
+      "needs a missing library"};
   return &info;
 }
 

@@ -32,8 +32,9 @@ bool ends_with(const std::string& s, const std::string& end) {
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        own_name().c_str(), "0.1.0", "named after its file"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
+      own_name().c_str(),       "0.1.0",        "named after its file"};
   return &info;
 }
 

@@ -6,8 +6,12 @@
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "null", "0.1.0", "a device with memory and no kernels"};
+  static const kiln_plugin_info info = {sizeof(kiln_plugin_info),
+                                        KILN_ABI_MAJOR,
+                                        KILN_ABI_MINOR,
+                                        "null",
+                                        "0.1.0",
+                                        "a device with memory and no kernels"};
   return &info;
 }
 

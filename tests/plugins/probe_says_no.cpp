@@ -7,8 +7,9 @@
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "probe_says_no", "0.1.0", "needs hardware that is absent"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
+      "probe_says_no",          "0.1.0",        "needs hardware that is absent"};
   return &info;
 }
 
@@ -16,7 +17,8 @@ int32_t kiln_plugin_probe(const kiln_host* host) {
   static const kiln_device_ops ops = kiln_test::host_device_ops(/*cpu_fallback=*/0);
   int32_t type = host->register_device("probe_no", &ops, const_cast<char*>("probe_no"));
   std::string reason = "probe_says_no: no such accelerator on this machine (register_device "
-                       "during probe returned " + std::to_string(type) + ")";
+                       "during probe returned " +
+                       std::to_string(type) + ")";
   host->set_error(reason.c_str());
   return 0;
 }

@@ -17,8 +17,9 @@ const Config config;
 extern "C" {
 
 const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "static_throws", "0.1.0", "never gets this far"};
+  static const kiln_plugin_info info = {
+      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
+      "static_throws",          "0.1.0",        "never gets this far"};
   return &info;
 }
 

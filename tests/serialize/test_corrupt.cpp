@@ -71,8 +71,10 @@ BOOST_AUTO_TEST_CASE(bad_json) {
                 "the header is not valid JSON: expected a string key at byte 1");
   check_corrupt(scratch, safetensors_bytes("{\"a\":" + std::string(100, '[') + "]}", ""),
                 "the header is not valid JSON: JSON nested too deeply");
-  check_corrupt(scratch, safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[],"
-                                           "\"data_offsets\":[0,99999999999999999999]}}", ""),
+  check_corrupt(scratch,
+                safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[],"
+                                  "\"data_offsets\":[0,99999999999999999999]}}",
+                                  ""),
                 "the header is not valid JSON: integer 99999999999999999999 out of range at "
                 "byte 49");
 }
@@ -88,32 +90,34 @@ BOOST_AUTO_TEST_CASE(bad_tensor_descriptions) {
                 "tensor 'a': \"dtype\" is an integer");
   check_corrupt(scratch, one_tensor("{\"dtype\":\"Q8\",\"shape\":[],\"data_offsets\":[0,1]}", "x"),
                 "tensor 'a' has unknown dtype 'Q8'");
-  check_corrupt(scratch, one_tensor("{\"dtype\":\"U16\",\"shape\":[],\"data_offsets\":[0,2]}",
-                                    "xx"),
+  check_corrupt(scratch,
+                one_tensor("{\"dtype\":\"U16\",\"shape\":[],\"data_offsets\":[0,2]}", "xx"),
                 "tensor 'a' has dtype U16, which kiln does not support");
   check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"data_offsets\":[0,4]}", four),
                 "tensor 'a' has no \"shape\"");
-  check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}",
-                                    four),
+  check_corrupt(scratch,
+                one_tensor("{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}", four),
                 "tensor 'a': shape must hold non-negative integers, got an integer -1");
-  check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}",
-                                    four),
+  check_corrupt(scratch,
+                one_tensor("{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}", four),
                 "tensor 'a': shape must hold non-negative integers, got a number");
   check_corrupt(scratch,
                 one_tensor("{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,16],"
-                           "\"data_offsets\":[0,4]}", four),
+                           "\"data_offsets\":[0,4]}",
+                           four),
                 "tensor 'a' has a shape too large to address");
   // no bytes, but the strides of [0, 2^62, 2^62] overflow int64 (UBSan in empty())
   check_corrupt(scratch,
                 one_tensor("{\"dtype\":\"U8\",\"shape\":[0,4611686018427387904,"
-                           "4611686018427387904],\"data_offsets\":[0,0]}", ""),
+                           "4611686018427387904],\"data_offsets\":[0,0]}",
+                           ""),
                 "tensor 'a' has a shape too large to address: [0, 4611686018427387904, "
                 "4611686018427387904] of U8 spans more than 2^63 - 1 bytes (counting each 0 as 1, "
                 "for its strides) (the entry at byte 13 of the file) (the header is bytes [8, ");
   check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0]}", four),
                 "tensor 'a': data_offsets must be [begin, end], got 1 numbers");
-  check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[4,0]}",
-                                    four),
+  check_corrupt(scratch,
+                one_tensor("{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[4,0]}", four),
                 "tensor 'a' has data_offsets [4, 0] that end before they begin");
   check_corrupt(scratch, safetensors_bytes("{\"__metadata__\":[1]}", ""),
                 "\"__metadata__\" must be an object, got an array");
@@ -123,12 +127,15 @@ BOOST_AUTO_TEST_CASE(bad_tensor_descriptions) {
 
 BOOST_AUTO_TEST_CASE(size_mismatch) {
   ScratchDir scratch;
-  check_corrupt(scratch, one_tensor("{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}",
-                                    std::string(4, '\0')),
+  check_corrupt(scratch,
+                one_tensor("{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}",
+                           std::string(4, '\0')),
                 "tensor 'a' of dtype F32 and shape [2] needs 8 bytes but its data_offsets [0, 4] "
                 "hold 4");
-  check_corrupt(scratch, one_tensor("{\"dtype\":\"BF16\",\"shape\":[2,3],\"data_offsets\":[0,"
-                                    "14]}", std::string(14, '\0')),
+  check_corrupt(scratch,
+                one_tensor("{\"dtype\":\"BF16\",\"shape\":[2,3],\"data_offsets\":[0,"
+                           "14]}",
+                           std::string(14, '\0')),
                 "tensor 'a' of dtype BF16 and shape [2, 3] needs 12 bytes");
 }
 
@@ -139,7 +146,9 @@ BOOST_AUTO_TEST_CASE(offsets_out_of_range_overlapping_or_with_holes) {
                 "tensor 'a' has data_offsets [4, 8] beyond the 4 bytes of data in the file");
   check_corrupt(scratch,
                 safetensors_bytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                                  "\"b\":" + f32 + "[4,8]}}", std::string(8, '\0')),
+                                  "\"b\":" +
+                                      f32 + "[4,8]}}",
+                                  std::string(8, '\0')),
                 "tensors 'a' and 'b' overlap (data_offsets [0, 8] and [4, 8])");
   check_corrupt(scratch,
                 safetensors_bytes("{\"a\":" + f32 + "[0,4]},\"b\":" + f32 + "[8,12]}}",
@@ -168,8 +177,9 @@ BOOST_AUTO_TEST_CASE(truncated_file) {
 
 BOOST_AUTO_TEST_CASE(bool_bytes_other_than_0_or_1) {
   ScratchDir scratch;
-  check_corrupt(scratch, one_tensor("{\"dtype\":\"BOOL\",\"shape\":[3],\"data_offsets\":[0,3]}",
-                                    std::string("\x01\x02\x00", 3)),
+  check_corrupt(scratch,
+                one_tensor("{\"dtype\":\"BOOL\",\"shape\":[3],\"data_offsets\":[0,3]}",
+                           std::string("\x01\x02\x00", 3)),
                 "BOOL tensor 'a' holds the byte 2 at element 1 (booleans are 0 or 1), byte 1 of "
                 "the data");
 }
@@ -179,8 +189,10 @@ BOOST_AUTO_TEST_CASE(optimizer_files_with_bad_metadata) {
   std::string path = scratch.path("sgd.safetensors");
   Tensor w = ones({2}).requires_grad_();
   optim::SGD sgd({w}, optim::SGDOptions(0.1));
-  SafetensorsMetadata m = {{"kiln.optimizer", "SGD"}, {"param_groups", "1"},
-                           {"param_groups.0.params", "0"}, {"param_groups.0.lr", "nan"}};
+  SafetensorsMetadata m = {{"kiln.optimizer", "SGD"},
+                           {"param_groups", "1"},
+                           {"param_groups.0.params", "0"},
+                           {"param_groups.0.lr", "nan"}};
   save(NamedTensors{}, path, m);
   CHECK_ERROR(Error, load(sgd, path), "load: '" + path + "' is not a valid optimizer state file",
               "param_groups.0.lr is 'nan', not a number");
@@ -194,8 +206,7 @@ BOOST_AUTO_TEST_CASE(optimizer_files_with_bad_metadata) {
 BOOST_AUTO_TEST_CASE(random_damage_never_crashes) {
   ScratchDir scratch;
   std::string good = scratch.path("good.safetensors");
-  save({{"a", ones({2, 3})}, {"b", arange(5)}, {"c", zeros({4}, kBool)}}, good,
-       {{"k", "v"}});
+  save({{"a", ones({2, 3})}, {"b", arange(5)}, {"c", zeros({4}, kBool)}}, good, {{"k", "v"}});
   const std::string bytes = read_bytes(good);
   std::string path = scratch.path("damaged.safetensors");
   std::mt19937 rng(1234);

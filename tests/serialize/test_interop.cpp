@@ -83,8 +83,9 @@ BOOST_AUTO_TEST_CASE(writes_the_bytes_the_script_expects) {
 
 BOOST_AUTO_TEST_CASE(pytorch_reads_what_kiln_writes) {
   if (!python_with_torch()) {
-    BOOST_TEST_MESSAGE("skipped: " << kPython << " with torch is not available (the bytes are "
-                                   "checked against kiln_expected.safetensors instead)");
+    BOOST_TEST_MESSAGE("skipped: " << kPython
+                                   << " with torch is not available (the bytes are "
+                                      "checked against kiln_expected.safetensors instead)");
     return;
   }
   ScratchDir scratch;

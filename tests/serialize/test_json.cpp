@@ -19,9 +19,9 @@ std::string written(std::string_view s) {
 BOOST_AUTO_TEST_SUITE(json)
 
 BOOST_AUTO_TEST_CASE(values) {
-  Value v = kiln::json::parse(
-      " {\"a\" : [1, -2, 0, 9223372036854775807, 2.5, -1e3, true, false, null],\n"
-      "  \"b\":{\"c\":{}}, \"d\":[], \"e\":\"\"}\t");
+  Value v =
+      kiln::json::parse(" {\"a\" : [1, -2, 0, 9223372036854775807, 2.5, -1e3, true, false, null],\n"
+                        "  \"b\":{\"c\":{}}, \"d\":[], \"e\":\"\"}\t");
   BOOST_REQUIRE(v.kind == Kind::Object);
   BOOST_REQUIRE_EQUAL(v.object.size(), 4u);
   BOOST_CHECK_EQUAL(v.object[0].first, "a");  // file order

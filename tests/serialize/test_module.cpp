@@ -34,10 +34,9 @@ BOOST_AUTO_TEST_CASE(round_trip_into_a_fresh_model) {
   }
   save(*model, scratch.path("model.safetensors"));
   NamedTensors file = load(scratch.path("model.safetensors"));
-  std::vector<std::string> expected = {"0.weight",          "0.bias",           "1.weight",
-                                       "1.bias",            "2.weight",         "2.bias",
-                                       "2.running_mean",    "2.running_var",
-                                       "2.num_batches_tracked"};
+  std::vector<std::string> expected = {"0.weight",       "0.bias",        "1.weight",
+                                       "1.bias",         "2.weight",      "2.bias",
+                                       "2.running_mean", "2.running_var", "2.num_batches_tracked"};
   BOOST_CHECK(names_of(file) == expected);
 
   manual_seed(2);
@@ -60,10 +59,11 @@ BOOST_AUTO_TEST_CASE(missing_and_unexpected_keys) {
   save(*single, scratch.path("linear.safetensors"));
   nn::Sequential model = make_model();
   CHECK_ERROR(ValueError, load(*model, scratch.path("linear.safetensors")),
-              "load: '" + scratch.path("linear.safetensors") + "' does not match the module: "
-              "missing keys: 0.weight, 0.bias, 1.weight, 1.bias, 2.weight, 2.bias, "
-              "2.running_mean, 2.running_var, 2.num_batches_tracked; unexpected keys: weight, "
-              "bias");
+              "load: '" + scratch.path("linear.safetensors") +
+                  "' does not match the module: "
+                  "missing keys: 0.weight, 0.bias, 1.weight, 1.bias, 2.weight, 2.bias, "
+                  "2.running_mean, 2.running_var, 2.num_batches_tracked; unexpected keys: weight, "
+                  "bias");
   save({{"weight", ones({4, 3})}}, scratch.path("partial.safetensors"));
   CHECK_ERROR(ValueError, load(*single, scratch.path("partial.safetensors")),
               "does not match the module: missing keys: bias");
@@ -80,8 +80,9 @@ BOOST_AUTO_TEST_CASE(shape_and_dtype_mismatch_change_nothing) {
   nn::Sequential wider = make_model(5);
   Tensor before = wider->named_parameters()[2].second.detach().clone();
   CHECK_ERROR(ValueError, load(*wider, path),
-              "load: '" + path + "': tensor '0.weight' has shape [4, 3] in the file but [5, 3] "
-              "in the module");
+              "load: '" + path +
+                  "': tensor '0.weight' has shape [4, 3] in the file but [5, 3] "
+                  "in the module");
   BOOST_CHECK(same_bits(wider->named_parameters()[2].second, before));  // "1.weight" untouched
 
   nn::Sequential doubled = make_model();

@@ -82,11 +82,14 @@ BOOST_AUTO_TEST_CASE(bool_bytes_other_than_0_or_1_are_refused) {
 BOOST_AUTO_TEST_CASE(empty_arrays_whose_strides_would_overflow_are_refused) {
   // row-major strides of a Fortran-order (0, 2^48, 2^48) were 2^96 (UBSan)
   check_fails(npy("{'descr': '<f4', 'fortran_order': True, 'shape': (0, 281474976710656, "
-                  "281474976710656), }", ""),
+                  "281474976710656), }",
+                  ""),
               {"header field 'shape' at byte 59", "spans more than 2^48 elements"});
   Decoded d;
   BOOST_TEST(decode(npy("{'descr': '<f4', 'fortran_order': True, 'shape': (0, 1048576, "
-                        "1048576), }", ""), d));
+                        "1048576), }",
+                        ""),
+                    d));
   BOOST_TEST(d.shape == std::vector<int64_t>({0, 1048576, 1048576}),
              boost::test_tools::per_element());
 }
@@ -122,8 +125,10 @@ BOOST_AUTO_TEST_CASE(each_header_field_is_checked) {
               {"header field 'shape' at byte 60: (2, x) is not a tuple of at most 16 sizes"});
   check_fails(npy("{" + f4 + "'fortran_order': False, 'shape': (281474976710657,), }", ""),
               {"header field 'shape' at byte 60: a dimension of (281474976710657,) exceeds 2^48"});
-  check_fails(npy("{" + f4 + "'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
-                  "1, 1, 1, 1, 1, 1, 1), }", "abcd"),
+  check_fails(npy("{" + f4 +
+                      "'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+                      "1, 1, 1, 1, 1, 1, 1), }",
+                  "abcd"),
               {"is not a tuple of at most 16 sizes"});
   check_fails(npy("{" + f4 + "'fortran_order': False, 'shape': (16777216, 16777217), }", ""),
               {"spans more than 2^48 elements"});

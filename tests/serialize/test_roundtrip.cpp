@@ -11,7 +11,7 @@ using namespace serialize_test;
 
 namespace {
 
-const ScalarType kAllDtypes[] = {kBool, kByte,     kChar,  kShort, kInt,
+const ScalarType kAllDtypes[] = {kBool, kByte, kChar,     kShort, kInt,
                                  kLong, kHalf, kBFloat16, kFloat, kDouble};
 
 // A [3, 5] tensor of dtype t with varied values (negative, fractional, large where t allows).

@@ -68,10 +68,10 @@ BOOST_AUTO_TEST_CASE(a_save_removes_what_killed_saves_left_and_nothing_else) {
     write_aged(scratch.path(stale[i]), i + 1 == stale.size() ? days : minutes);
   }
   const std::vector<std::string> kept = {
-      "m.safetensors.tmp-" + host + "-1-0",               // pid 1 is alive
-      "m.safetensors.tmp-otherhost-" + dead + "-0",       // another host: by age only
-      "m.safetensors.tmp-" + host + "-" + dead + "-x",    // not a name kiln makes
-      "m.safetensors.tmp-notes",                          // nor this
+      "m.safetensors.tmp-" + host + "-1-0",                 // pid 1 is alive
+      "m.safetensors.tmp-otherhost-" + dead + "-0",         // another host: by age only
+      "m.safetensors.tmp-" + host + "-" + dead + "-x",      // not a name kiln makes
+      "m.safetensors.tmp-notes",                            // nor this
       "other.safetensors.tmp-" + host + "-" + dead + "-0",  // another path's
   };
   for (const std::string& name : kept) write_aged(scratch.path(name), minutes);

@@ -28,16 +28,16 @@ using kiln_test::contains;
 }  // namespace tensor_test
 
 // Checks a tensor's values against a braced list of doubles (exact).
-#define CHECK_VALUES(tensor, ...)                                                   \
-  do {                                                                             \
-    std::vector<double> got_ = tensor_test::vals(tensor);                          \
-    std::vector<double> want_ = __VA_ARGS__;                                       \
+#define CHECK_VALUES(tensor, ...)                                                        \
+  do {                                                                                   \
+    std::vector<double> got_ = tensor_test::vals(tensor);                                \
+    std::vector<double> want_ = __VA_ARGS__;                                             \
     BOOST_CHECK_EQUAL_COLLECTIONS(got_.begin(), got_.end(), want_.begin(), want_.end()); \
   } while (0)
 
-#define CHECK_SIZES(tensor, ...)                                                        \
-  do {                                                                                 \
-    std::vector<int64_t> got_ = tensor_test::sizes(tensor);                            \
-    std::vector<int64_t> want_ = __VA_ARGS__;                                          \
+#define CHECK_SIZES(tensor, ...)                                                         \
+  do {                                                                                   \
+    std::vector<int64_t> got_ = tensor_test::sizes(tensor);                              \
+    std::vector<int64_t> want_ = __VA_ARGS__;                                            \
     BOOST_CHECK_EQUAL_COLLECTIONS(got_.begin(), got_.end(), want_.begin(), want_.end()); \
   } while (0)

@@ -60,9 +60,9 @@ BOOST_AUTO_TEST_CASE(promote_types_matches_pytorch_for_all_100_pairs) {
     if (t.kind != "promote") continue;
     ScalarType a = dtype_named(t.words[0]), b = dtype_named(t.words[1]);
     ScalarType want = dtype_named(t.words[2]);
-    BOOST_CHECK_MESSAGE(promote_types(a, b) == want, "promote_types(" << a << ", " << b << ") = "
-                                                                      << promote_types(a, b)
-                                                                      << ", PyTorch: " << want);
+    BOOST_CHECK_MESSAGE(promote_types(a, b) == want,
+                        "promote_types(" << a << ", " << b << ") = " << promote_types(a, b)
+                                         << ", PyTorch: " << want);
     ++pairs;
   }
   BOOST_CHECK_EQUAL(pairs, 100);
@@ -76,8 +76,8 @@ BOOST_AUTO_TEST_CASE(result_type_of_dimensioned_and_zero_dim_tensors_matches_pyt
     ScalarType a = dtype_named(t.words[0]), b = dtype_named(t.words[1]);
     ScalarType want = dtype_named(t.words[2]);
     ScalarType got = result_type(of_dtype(a, first_zero), of_dtype(b, !first_zero));
-    BOOST_CHECK_MESSAGE(got == want, t.kind << " " << a << " " << b << ": " << got
-                                            << ", PyTorch: " << want);
+    BOOST_CHECK_MESSAGE(got == want,
+                        t.kind << " " << a << " " << b << ": " << got << ", PyTorch: " << want);
     ++checked;
   }
   BOOST_CHECK_EQUAL(checked, 200);

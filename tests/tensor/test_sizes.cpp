@@ -57,8 +57,7 @@ BOOST_AUTO_TEST_CASE(ranges_with_huge_counts) {
               "arange: unsupported range: 0 -> inf");
   CHECK_ERROR(ValueError, arange(Scalar(std::numeric_limits<int64_t>::min()), Scalar(kMax)),
               "arange", "more than 2^63 - 1");
-  CHECK_ERROR(ValueError, arange(Scalar(int64_t{1} << 61), kDouble), "arange: sizes",
-              "too large");
+  CHECK_ERROR(ValueError, arange(Scalar(int64_t{1} << 61), kDouble), "arange: sizes", "too large");
   CHECK_ERROR(ValueError, linspace(0, 1, int64_t{1} << 62), "linspace: sizes [4611686018427387904]",
               "too large");
   // int64 bounds a whole range apart: counted and stepped exactly, not through a double
@@ -73,8 +72,8 @@ BOOST_AUTO_TEST_CASE(ranges_with_huge_counts) {
 BOOST_AUTO_TEST_CASE(views_check_their_size_products) {
   CHECK_ERROR(ValueError, empty({0}).view({int64_t{1} << 40, int64_t{1} << 40, 0}),
               "view: shape '[1099511627776, 1099511627776, 0]' is too large");
-  CHECK_ERROR(ValueError, empty({0}).reshape({-1, int64_t{1} << 40, int64_t{1} << 40}),
-              "reshape", "too large");
+  CHECK_ERROR(ValueError, empty({0}).reshape({-1, int64_t{1} << 40, int64_t{1} << 40}), "reshape",
+              "too large");
   CHECK_ERROR(ValueError, zeros({1}).expand({int64_t{1} << 40, int64_t{1} << 40}),
               "expand: sizes [1099511627776, 1099511627776]", "too large");
   CHECK_ERROR(ValueError, zeros({1}).expand({-2}), "expand: negative dimension -2");
@@ -112,8 +111,8 @@ BOOST_AUTO_TEST_CASE(convolution_sizes_are_checked) {
   CHECK_ERROR(ValueError, conv2d(ones({1, 0, 5, 5}), ones({0, 4, 3, 3}), {}, 1, 0, 1, kHuge),
               "conv2d: given groups=4611686018427387904 and weight of size [0, 4, 3, 3], the "
               "input channels (weight size 1 * groups) overflow int64");
-  BOOST_TEST(conv2d(x, w, {}, 1, 1).sizes().vec() ==
-             std::vector<int64_t>({1, 2, 5, 5}), boost::test_tools::per_element());
+  BOOST_TEST(conv2d(x, w, {}, 1, 1).sizes().vec() == std::vector<int64_t>({1, 2, 5, 5}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(from_blob_checks_the_extent) {
@@ -121,8 +120,7 @@ BOOST_AUTO_TEST_CASE(from_blob_checks_the_extent) {
   CHECK_ERROR(ValueError, from_blob(data, {2, 2}, {kMax, 1}),
               "from_blob: sizes [2, 2] and strides [9223372036854775807, 1] of float32",
               "more than 2^63 - 1 bytes");
-  CHECK_ERROR(ValueError, from_blob(data, {int64_t{1} << 62}), "from_blob: sizes",
-              "too large");
+  CHECK_ERROR(ValueError, from_blob(data, {int64_t{1} << 62}), "from_blob: sizes", "too large");
   CHECK_VALUES(from_blob(data, {2, 2}, {1, 2}), {1, 3, 2, 4});
   // 2 * 2^62 overflowed as the stride of the inserted dimension
   uint8_t bytes[1] = {7};

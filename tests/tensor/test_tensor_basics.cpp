@@ -156,8 +156,8 @@ BOOST_AUTO_TEST_CASE(equal_and_allclose) {
   Tensor a = tensor({1., 2., 3.});
   BOOST_TEST(a.equal(tensor({1., 2., 3.})));
   BOOST_TEST(!a.equal(tensor({1., 2., 4.})));
-  BOOST_TEST(!a.equal(tensor({1., 2.})));           // sizes differ
-  BOOST_TEST(!a.equal(tensor({{1., 2., 3.}})));     // ranks differ
+  BOOST_TEST(!a.equal(tensor({1., 2.})));        // sizes differ
+  BOOST_TEST(!a.equal(tensor({{1., 2., 3.}})));  // ranks differ
   BOOST_TEST(equal(zeros({0}), zeros({0})));
   BOOST_TEST(a.allclose(a + 1e-6));
   BOOST_TEST(!a.allclose(a + 1e-3));

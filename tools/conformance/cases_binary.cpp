@@ -26,12 +26,12 @@ struct Spec {
   std::vector<ScalarType> dtypes;
   BinaryFn fn;
   RefFn ref;
-  Range a, b;            // value ranges (uint8 clips negative bounds to 0)
-  bool b_nonzero;        // divisors: b excludes (-0.5, 0.5)
+  Range a, b;      // value ranges (uint8 clips negative bounds to 0)
+  bool b_nonzero;  // divisors: b excludes (-0.5, 0.5)
   OutDtypeFn out;
-  ScalarFn scalar_fn;    // `a op number`
-  double int_number;     // the number for integral and bool tensors
-  double float_number;   // the number for floating tensors
+  ScalarFn scalar_fn;   // `a op number`
+  double int_number;    // the number for integral and bool tensors
+  double float_number;  // the number for floating tensors
 };
 
 double floor_div_ref(double a, double b) { return std::floor(a / b); }
@@ -191,7 +191,10 @@ void register_binary_cases() {
                 [](ScalarType d) {
                   return Args{sample({301, 257}, d, 0, 9, 7), sample({257}, d, 0, 9, 8)};
                 },
-            .run = [](const Args& a) { return Outputs{a.t(0) * a.t(1), a.t(0) + a.t(1)}; },
+            .run =
+                [](const Args& a) {
+                  return Outputs{a.t(0) * a.t(1), a.t(0) + a.t(1)};
+                },
             .reference =
                 [](const Args& a, ScalarType d) {
                   return Outputs{ref_binary([](double x, double y) { return x * y; })(a, d)[0],
@@ -207,7 +210,10 @@ void register_binary_cases() {
                 [](ScalarType d) {
                   return Args{sample({3, 1}, d, -5, 5, 5), sample({1, 4}, d, -5, 5, 6)};
                 },
-            .run = [](const Args& a) { return Outputs{a.t(0) + a.t(1), a.t(0) * a.t(1)}; },
+            .run =
+                [](const Args& a) {
+                  return Outputs{a.t(0) + a.t(1), a.t(0) * a.t(1)};
+                },
             .reference =
                 [](const Args& a, ScalarType d) {
                   return Outputs{ref_binary([](double x, double y) { return x + y; })(a, d)[0],
@@ -231,8 +237,7 @@ void register_binary_cases() {
   add_golden("fmod_scalar", "fmod", [](const Args& a) { return Outputs{fmod(a.t(0), a.s(0))}; });
   add_golden("pow", "pow", [](const Args& a) { return Outputs{pow(a.t(0), a.t(1))}; });
   add_golden("pow_scalar", "pow", [](const Args& a) { return Outputs{pow(a.t(0), a.s(0))}; });
-  add_golden("pow_scalar_base", "pow",
-             [](const Args& a) { return Outputs{pow(a.s(0), a.t(0))}; });
+  add_golden("pow_scalar_base", "pow", [](const Args& a) { return Outputs{pow(a.s(0), a.t(0))}; });
   add_golden("div", "div", [](const Args& a) { return Outputs{div(a.t(0), a.t(1))}; });
   add_golden("div_scalar", "div", [](const Args& a) { return Outputs{div(a.t(0), a.s(0))}; });
   add_golden("add", "add", [](const Args& a) { return Outputs{add(a.t(0), a.t(1))}; });
@@ -241,10 +246,8 @@ void register_binary_cases() {
   add_golden("sub_scalar", "sub", [](const Args& a) { return Outputs{sub(a.t(0), a.s(0))}; });
   add_golden("mul", "mul", [](const Args& a) { return Outputs{mul(a.t(0), a.t(1))}; });
   add_golden("mul_scalar", "mul", [](const Args& a) { return Outputs{mul(a.t(0), a.s(0))}; });
-  add_golden("maximum", "maximum",
-             [](const Args& a) { return Outputs{maximum(a.t(0), a.t(1))}; });
-  add_golden("minimum", "minimum",
-             [](const Args& a) { return Outputs{minimum(a.t(0), a.t(1))}; });
+  add_golden("maximum", "maximum", [](const Args& a) { return Outputs{maximum(a.t(0), a.t(1))}; });
+  add_golden("minimum", "minimum", [](const Args& a) { return Outputs{minimum(a.t(0), a.t(1))}; });
 }
 
 }  // namespace conformance

@@ -52,16 +52,16 @@ void comparison(const std::string& name, BinaryFn fn, ScalarFn scalar_fn, RefFn 
 Case& binary(const std::string& name, std::vector<ScalarType> dtypes, BinaryFn fn, RefFn ref,
              double lo, double hi, OutDtypeFn out) {
   return add_case({.name = name,
-            .op = name,
-            .dtypes = std::move(dtypes),
-            .inputs =
-                [lo, hi](ScalarType d) {
-                  return Args{sample_grid({2, 3, 4}, d, lo, hi, 1, 4),
-                              sample_grid({3, 1}, d, lo, hi, 1, 5)};
-                },
-            .run = [fn](const Args& a) { return Outputs{fn(a.t(0), a.t(1))}; },
-            .reference = ref_binary(ref),
-            .out_dtype = std::move(out)});
+                   .op = name,
+                   .dtypes = std::move(dtypes),
+                   .inputs =
+                       [lo, hi](ScalarType d) {
+                         return Args{sample_grid({2, 3, 4}, d, lo, hi, 1, 4),
+                                     sample_grid({3, 1}, d, lo, hi, 1, 5)};
+                       },
+                   .run = [fn](const Args& a) { return Outputs{fn(a.t(0), a.t(1))}; },
+                   .reference = ref_binary(ref),
+                   .out_dtype = std::move(out)});
 }
 
 double bits(double a, double b, int which) {
@@ -97,32 +97,39 @@ void register_compare_cases() {
       [](const Tensor& a, const Scalar& b) { return a >= b; },
       [](double a, double b) { return double(a >= b); });
 
-  binary("logical_and", kAll, kiln::logical_and,
-         [](double a, double b) { return double(truth(a) && truth(b)); }, -1, 1, bool_dtype);
-  binary("logical_or", kAll, kiln::logical_or,
-         [](double a, double b) { return double(truth(a) || truth(b)); }, -1, 1, bool_dtype);
-  binary("logical_xor", kAll, kiln::logical_xor,
-         [](double a, double b) { return double(truth(a) != truth(b)); }, -1, 1, bool_dtype);
-  binary("bitwise_and", kIntegralBool, [](const Tensor& a, const Tensor& b) { return a & b; },
-         [](double a, double b) { return bits(a, b, 0); }, -100, 100, same_dtype);
-  binary("bitwise_or", kIntegralBool, [](const Tensor& a, const Tensor& b) { return a | b; },
-         [](double a, double b) { return bits(a, b, 1); }, -100, 100, same_dtype);
-  binary("bitwise_xor", kIntegralBool, [](const Tensor& a, const Tensor& b) { return a ^ b; },
-         [](double a, double b) { return bits(a, b, 2); }, -100, 100, same_dtype);
-  binary("bitwise_and_wide", {kByte, kShort, kInt, kLong}, kiln::bitwise_and,
-         [](double a, double b) { return bits(a, b, 0); }, 0, 255, same_dtype)
+  binary(
+      "logical_and", kAll, kiln::logical_and,
+      [](double a, double b) { return double(truth(a) && truth(b)); }, -1, 1, bool_dtype);
+  binary(
+      "logical_or", kAll, kiln::logical_or,
+      [](double a, double b) { return double(truth(a) || truth(b)); }, -1, 1, bool_dtype);
+  binary(
+      "logical_xor", kAll, kiln::logical_xor,
+      [](double a, double b) { return double(truth(a) != truth(b)); }, -1, 1, bool_dtype);
+  binary(
+      "bitwise_and", kIntegralBool, [](const Tensor& a, const Tensor& b) { return a & b; },
+      [](double a, double b) { return bits(a, b, 0); }, -100, 100, same_dtype);
+  binary(
+      "bitwise_or", kIntegralBool, [](const Tensor& a, const Tensor& b) { return a | b; },
+      [](double a, double b) { return bits(a, b, 1); }, -100, 100, same_dtype);
+  binary(
+      "bitwise_xor", kIntegralBool, [](const Tensor& a, const Tensor& b) { return a ^ b; },
+      [](double a, double b) { return bits(a, b, 2); }, -100, 100, same_dtype);
+  binary(
+      "bitwise_and_wide", {kByte, kShort, kInt, kLong}, kiln::bitwise_and,
+      [](double a, double b) { return bits(a, b, 0); }, 0, 255, same_dtype)
       .op = "bitwise_and";
 
   // PyTorch's outputs: NaN, mixed dtypes, numbers
   for (const char* op : {"eq", "ne", "lt", "le", "gt", "ge"}) {
     const std::string name = op;
-    BinaryFn fn = name == "eq" ? BinaryFn(kiln::eq)
+    BinaryFn fn = name == "eq"   ? BinaryFn(kiln::eq)
                   : name == "ne" ? BinaryFn(kiln::ne)
                   : name == "lt" ? BinaryFn(kiln::lt)
                   : name == "le" ? BinaryFn(kiln::le)
                   : name == "gt" ? BinaryFn(kiln::gt)
                                  : BinaryFn(kiln::ge);
-    ScalarFn sfn = name == "eq" ? ScalarFn(kiln::eq)
+    ScalarFn sfn = name == "eq"   ? ScalarFn(kiln::eq)
                    : name == "ne" ? ScalarFn(kiln::ne)
                    : name == "lt" ? ScalarFn(kiln::lt)
                    : name == "le" ? ScalarFn(kiln::le)

@@ -11,8 +11,8 @@ using namespace kiln;
 
 struct Geometry {
   const char* suffix;
-  int64_t n, c, h, w;    // input
-  int64_t o, kh, kw;     // weight [o, c / groups, kh, kw]
+  int64_t n, c, h, w;  // input
+  int64_t o, kh, kw;   // weight [o, c / groups, kh, kw]
   int64_t stride[2], padding[2], dilation[2], groups;
   bool bias;
 
@@ -83,43 +83,42 @@ struct Index {
 std::vector<int64_t> pair(const int64_t* v) { return {v[0], v[1]}; }
 
 void register_geometry(const Geometry& g) {
-  add_case({.name = std::string("conv2d") + g.suffix,
-            .op = "conv2d",
-            .gradient = true,
-            .dtypes = kFloating,
-            .inputs =
-                [g](ScalarType d) {
-                  Args a{sample(g.input_sizes(), d, -2, 2, 81),
-                         sample(g.weight_sizes(), d, -1, 1, 82)};
-                  if (g.bias) a.tensors.push_back(sample({g.o}, d, -1, 1, 83));
-                  return a;
-                },
-            .run =
-                [g](const Args& a) {
-                  Tensor bias = g.bias ? a.t(2) : Tensor();
-                  return Outputs{conv2d(a.t(0), a.t(1), bias, pair(g.stride), pair(g.padding),
-                                        pair(g.dilation), g.groups)};
-                },
-            .reference =
-                [g](const Args& a, ScalarType) {
-                  std::vector<double> in = host(a.t(0)), w = host(a.t(1));
-                  std::vector<int64_t> sizes = g.output_sizes();
-                  std::vector<double> out(static_cast<size_t>(g.n * g.o * g.out(0) * g.out(1)));
-                  Index at{g};
-                  if (g.bias) {
-                    std::vector<double> b = host(a.t(2));
-                    for (size_t i = 0; i < out.size(); ++i) {
-                      out[i] = b[(i / static_cast<size_t>(sizes[2] * sizes[3])) % g.o];
-                    }
-                  }
-                  for_each_term(g, [&](int64_t n, int64_t o, int64_t y, int64_t x, int64_t ci,
-                                       int64_t co, int64_t ky, int64_t kx, int64_t iy, int64_t ix) {
-                    out[at.out(n, o, y, x)] +=
-                        in[at.in(n, ci, iy, ix)] * w[at.weight(o, co, ky, kx)];
-                  });
-                  return Outputs{values(sizes, out, kDouble)};
-                },
-            .tolerance_scale = 4});
+  add_case(
+      {.name = std::string("conv2d") + g.suffix,
+       .op = "conv2d",
+       .gradient = true,
+       .dtypes = kFloating,
+       .inputs =
+           [g](ScalarType d) {
+             Args a{sample(g.input_sizes(), d, -2, 2, 81), sample(g.weight_sizes(), d, -1, 1, 82)};
+             if (g.bias) a.tensors.push_back(sample({g.o}, d, -1, 1, 83));
+             return a;
+           },
+       .run =
+           [g](const Args& a) {
+             Tensor bias = g.bias ? a.t(2) : Tensor();
+             return Outputs{conv2d(a.t(0), a.t(1), bias, pair(g.stride), pair(g.padding),
+                                   pair(g.dilation), g.groups)};
+           },
+       .reference =
+           [g](const Args& a, ScalarType) {
+             std::vector<double> in = host(a.t(0)), w = host(a.t(1));
+             std::vector<int64_t> sizes = g.output_sizes();
+             std::vector<double> out(static_cast<size_t>(g.n * g.o * g.out(0) * g.out(1)));
+             Index at{g};
+             if (g.bias) {
+               std::vector<double> b = host(a.t(2));
+               for (size_t i = 0; i < out.size(); ++i) {
+                 out[i] = b[(i / static_cast<size_t>(sizes[2] * sizes[3])) % g.o];
+               }
+             }
+             for_each_term(g, [&](int64_t n, int64_t o, int64_t y, int64_t x, int64_t ci,
+                                  int64_t co, int64_t ky, int64_t kx, int64_t iy, int64_t ix) {
+               out[at.out(n, o, y, x)] += in[at.in(n, ci, iy, ix)] * w[at.weight(o, co, ky, kx)];
+             });
+             return Outputs{values(sizes, out, kDouble)};
+           },
+       .tolerance_scale = 4});
   add_case({.name = std::string("conv2d_backward_input") + g.suffix,
             .op = "conv2d_backward_input",
             .gradient = true,
@@ -142,8 +141,8 @@ void register_geometry(const Geometry& g) {
                   Index at{g};
                   for_each_term(g, [&](int64_t n, int64_t o, int64_t y, int64_t x, int64_t ci,
                                        int64_t co, int64_t ky, int64_t kx, int64_t iy, int64_t ix) {
-                    gi[at.in(n, ci, iy, ix)] +=
-                        go[at.out(n, o, y, x)] * w[at.weight(o, co, ky, kx)];
+                    gi[at.in(n, ci, iy, ix)] += go[at.out(n, o, y, x)] *
+                                                w[at.weight(o, co, ky, kx)];
                   });
                   return Outputs{values(g.input_sizes(), gi, kDouble)};
                 },
@@ -170,8 +169,8 @@ void register_geometry(const Geometry& g) {
                   Index at{g};
                   for_each_term(g, [&](int64_t n, int64_t o, int64_t y, int64_t x, int64_t ci,
                                        int64_t co, int64_t ky, int64_t kx, int64_t iy, int64_t ix) {
-                    gw[at.weight(o, co, ky, kx)] +=
-                        go[at.out(n, o, y, x)] * in[at.in(n, ci, iy, ix)];
+                    gw[at.weight(o, co, ky, kx)] += go[at.out(n, o, y, x)] *
+                                                    in[at.in(n, ci, iy, ix)];
                   });
                   return Outputs{values(g.weight_sizes(), gw, kDouble)};
                 },
@@ -185,8 +184,8 @@ void register_conv_cases() {
   // PyTorch's outputs: the conventions (cross-correlation, zero padding, groups)
   add_golden("conv2d", "conv2d", [](const Args& a) {
     Tensor bias = a.tensors.size() > 2 ? a.t(2) : Tensor();
-    return Outputs{conv2d(a.t(0), a.t(1), bias, {a.i(0), a.i(1)}, {a.i(2), a.i(3)},
-                          {a.i(4), a.i(5)}, a.i(6))};
+    return Outputs{
+        conv2d(a.t(0), a.t(1), bias, {a.i(0), a.i(1)}, {a.i(2), a.i(3)}, {a.i(4), a.i(5)}, a.i(6))};
   });
 }
 

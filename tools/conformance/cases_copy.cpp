@@ -54,7 +54,7 @@ void register_copy_cases() {
                 },
             .reference = conversions(kAll),
             .out_dtype = [](ScalarType, size_t i) { return kAll[i]; }});
-  const std::vector<ScalarType> signed_targets = {kBool, kChar, kShort, kInt, kLong,
+  const std::vector<ScalarType> signed_targets = {kBool, kChar,     kShort, kInt,   kLong,
                                                   kHalf, kBFloat16, kFloat, kDouble};
   add_case({.name = "to_negative",
             .op = "to",
@@ -113,7 +113,10 @@ void register_copy_cases() {
   add_case({.name = "clone",
             .op = "clone",
             .dtypes = kAll,
-            .inputs = [](ScalarType d) { return Args{sample({3, 4}, d, -5, 5, 72)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({3, 4}, d, -5, 5, 72)};
+                },
             .run =
                 [](const Args& a) {
                   Tensor c = a.t(0).clone();
@@ -129,7 +132,10 @@ void register_copy_cases() {
   add_case({.name = "contiguous",
             .op = "contiguous",
             .dtypes = kAll,
-            .inputs = [](ScalarType d) { return Args{sample({3, 4}, d, -5, 5, 73)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({3, 4}, d, -5, 5, 73)};
+                },
             .run =
                 [](const Args& a) {
                   const Tensor& x = a.t(0);
@@ -148,7 +154,10 @@ void register_copy_cases() {
   add_case({.name = "copy_expanded",
             .op = "copy_",
             .dtypes = kAll,
-            .inputs = [](ScalarType d) { return Args{sample({2, 1, 3}, d, -5, 5, 75)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({2, 1, 3}, d, -5, 5, 75)};
+                },
             .run =
                 [](const Args& a) {
                   Tensor c = a.t(0).contiguous();
@@ -165,11 +174,17 @@ void register_copy_cases() {
                 [](ScalarType d, size_t i) {
                   return i == 2 ? kDouble : (i == 3 ? float_dtype(d, 0) : d);
                 },
-            .on_device = [](const Args& a) { return Args{a.t(0).expand({2, 4, 3})}; }});
+            .on_device =
+                [](const Args& a) {
+                  return Args{a.t(0).expand({2, 4, 3})};
+                }});
   add_case({.name = "fill_",
             .op = "fill_",
             .dtypes = kAll,
-            .inputs = [](ScalarType d) { return Args{sample({3, 4}, d, -5, 5, 74)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({3, 4}, d, -5, 5, 74)};
+                },
             .run =
                 [](const Args& a) {
                   Tensor x = a.t(0);

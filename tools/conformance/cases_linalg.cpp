@@ -23,9 +23,8 @@ Tensor operand(const std::vector<int64_t>& sizes, ScalarType d, uint64_t seed) {
   return sample(sizes, d, -2, 2, seed);
 }
 
-void product(const std::string& name, const std::string& op, bool gradient,
-             std::vector<int64_t> sa, std::vector<int64_t> sb,
-             Tensor (*fn)(const Tensor&, const Tensor&),
+void product(const std::string& name, const std::string& op, bool gradient, std::vector<int64_t> sa,
+             std::vector<int64_t> sb, Tensor (*fn)(const Tensor&, const Tensor&),
              std::vector<ScalarType> dtypes = kNumeric) {
   add_case({.name = name,
             .op = op,
@@ -36,10 +35,8 @@ void product(const std::string& name, const std::string& op, bool gradient,
                   return Args{operand(sa, d, 61), operand(sb, d, 62)};
                 },
             .run = [fn](const Args& a) { return Outputs{fn(a.t(0), a.t(1))}; },
-            .reference =
-                [](const Args& a, ScalarType) {
-                  return Outputs{product_reference(a.t(0), a.t(1))};
-                }});
+            .reference = [](const Args& a,
+                            ScalarType) { return Outputs{product_reference(a.t(0), a.t(1))}; }});
 }
 
 }  // namespace
@@ -134,9 +131,8 @@ void register_linalg_cases() {
   add_golden("bmm", "bmm", [](const Args& a) { return Outputs{bmm(a.t(0), a.t(1))}; });
   add_golden("addmm", "addmm",
              [](const Args& a) { return Outputs{addmm(a.t(0), a.t(1), a.t(2))}; });
-  add_golden("addmm_scaled", "addmm", [](const Args& a) {
-    return Outputs{addmm(a.t(0), a.t(1), a.t(2), a.s(0), a.s(1))};
-  });
+  add_golden("addmm_scaled", "addmm",
+             [](const Args& a) { return Outputs{addmm(a.t(0), a.t(1), a.t(2), a.s(0), a.s(1))}; });
 }
 
 }  // namespace conformance

@@ -70,8 +70,8 @@ Outputs forward(const Args& a, bool relu) {
   TensorOptions f32 = TensorOptions().device(a.t(0).device());
   Tensor running_mean = zeros({a.t(0).size(1)}, f32), running_var = ones({a.t(0).size(1)}, f32);
   auto call = relu ? F::batch_norm_relu : F::batch_norm;
-  Tensor out = call(a.t(0), running_mean, running_var, a.t(1), a.t(2), /*training=*/true, 0.1,
-                    kEps);
+  Tensor out =
+      call(a.t(0), running_mean, running_var, a.t(1), a.t(2), /*training=*/true, 0.1, kEps);
   return Outputs{out, running_mean, running_var};
 }
 
@@ -154,9 +154,8 @@ void register_norm_cases() {
                 .dtypes = kFloating,
                 .inputs = [sizes](ScalarType d) { return norm_inputs(sizes, d, 91); },
                 .run = [relu](const Args& a) { return forward(a, relu); },
-                .reference = [relu](const Args& a, ScalarType) {
-                  return forward_reference(a, relu);
-                },
+                .reference = [relu](const Args& a,
+                                    ScalarType) { return forward_reference(a, relu); },
                 .out_dtype = [](ScalarType d, size_t i) { return i == 0 ? d : kFloat; },
                 .tolerance_scale = 4});
       add_case({.name = name + "_backward",
@@ -170,9 +169,8 @@ void register_norm_cases() {
                       return a;
                     },
                 .run = [relu](const Args& a) { return backward(a, relu); },
-                .reference = [relu](const Args& a, ScalarType) {
-                  return backward_reference(a, relu);
-                },
+                .reference = [relu](const Args& a,
+                                    ScalarType) { return backward_reference(a, relu); },
                 .tolerance_scale = 8});
     }
   }

@@ -30,9 +30,9 @@ Outputs normal_draw(const Args& a) {
   Tensor r = randn_like(a.t(0));
   Tensor d = r.to(kDouble);
   double mean = d.mean().item<double>(), std = d.std().item<double>();
-  require(std::abs(mean) < 0.1 && std::abs(std - 1) < 0.1,
-          "randn's sample mean " + std::to_string(mean) + " or std " + std::to_string(std) +
-              " is off");
+  require(std::abs(mean) < 0.1 && std::abs(std - 1) < 0.1, "randn's sample mean " +
+                                                               std::to_string(mean) + " or std " +
+                                                               std::to_string(std) + " is off");
   return {r};
 }
 
@@ -51,21 +51,30 @@ void register_random_cases() {
   add_case({.name = "uniform_",
             .op = "uniform_",
             .dtypes = kFloating,
-            .inputs = [](ScalarType d) { return Args{zeros({40, 30}, TensorOptions().dtype(d))}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{zeros({40, 30}, TensorOptions().dtype(d))};
+                },
             .run = uniform_draw,
             .reference = same_on_cpu(uniform_draw),
             .layouts = false});
   add_case({.name = "normal_",
             .op = "normal_",
             .dtypes = kFloating,
-            .inputs = [](ScalarType d) { return Args{zeros({40, 50}, TensorOptions().dtype(d))}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{zeros({40, 50}, TensorOptions().dtype(d))};
+                },
             .run = normal_draw,
             .reference = same_on_cpu(normal_draw),
             .layouts = false});
   add_case({.name = "random_",
             .op = "random_",
             .dtypes = kNumeric,
-            .inputs = [](ScalarType d) { return Args{zeros({30, 20}, TensorOptions().dtype(d))}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{zeros({30, 20}, TensorOptions().dtype(d))};
+                },
             .run = integer_draw,
             .reference = same_on_cpu(integer_draw),
             .layouts = false});

@@ -74,11 +74,8 @@ struct DimSpec {
 
 // The dim lists every multi-dim reduction runs with, on a [2, 3, 4] input.
 const DimSpec kDimSpecs[] = {
-    {"", {}, false},
-    {"_dim1_keepdim", {1}, true},
-    {"_dims02", {0, 2}, false},
-    {"_dimm1", {-1}, false},
-    {"_dims20_keepdim", {2, 0}, true},
+    {"", {}, false},         {"_dim1_keepdim", {1}, true},      {"_dims02", {0, 2}, false},
+    {"_dimm1", {-1}, false}, {"_dims20_keepdim", {2, 0}, true},
 };
 
 using ReduceCall = std::function<Tensor(const Tensor&, const std::vector<int64_t>&, bool)>;
@@ -93,9 +90,11 @@ void reduction(const std::string& name, const std::string& op, bool gradient,
               .op = op,
               .gradient = gradient,
               .dtypes = dtypes,
-              .inputs = [lo, hi](ScalarType d) { return Args{sample({2, 3, 4}, d, lo, hi, 41)}; },
-              .run =
-                  [call, s](const Args& a) { return Outputs{call(a.t(0), s.dims, s.keepdim)}; },
+              .inputs =
+                  [lo, hi](ScalarType d) {
+                    return Args{sample({2, 3, 4}, d, lo, hi, 41)};
+                  },
+              .run = [call, s](const Args& a) { return Outputs{call(a.t(0), s.dims, s.keepdim)}; },
               .reference = ref_reduce(s.dims, s.keepdim, f),
               .out_dtype = out,
               .tolerance_scale = tolerance_scale});
@@ -113,7 +112,10 @@ void arg_reduction(const std::string& name, bool largest) {
               .op = name,
               .gradient = true,
               .dtypes = kAll,
-              .inputs = [](ScalarType d) { return Args{sample_grid({3, 4, 5}, d, -2, 2, 1, 42)}; },
+              .inputs =
+                  [](ScalarType d) {
+                    return Args{sample_grid({3, 4, 5}, d, -2, 2, 1, 42)};
+                  },
               .run =
                   [dim, keepdim, largest](const Args& a) {
                     auto [v, i] = largest ? max(a.t(0), dim, keepdim) : min(a.t(0), dim, keepdim);
@@ -133,77 +135,88 @@ void arg_reduction(const std::string& name, bool largest) {
 }  // namespace
 
 void register_reduce_cases() {
-  reduction("sum", "sum", kGradient, kAll, -5, 5,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return sum(x, d, k); },
-            g_sum, sum_dtype);
-  reduction("mean", "mean", kGradient, kFloating, -5, 5,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return x.mean(d, k); },
-            g_mean, same_dtype, 2);
-  reduction("amax", "amax", kGradient, kAll, -5, 5,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return amax(x, d, k); },
-            g_max);
-  reduction("amin", "amin", kGradient, kAll, -5, 5,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return x.amin(d, k); },
-            g_min);
-  reduction("logsumexp", "logsumexp", kGradient, kFloating, -5, 5,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-              std::vector<int64_t> dims = d;
-              if (dims.empty()) dims = {0, 1, 2};
-              return logsumexp(x, dims, k);
-            },
-            g_logsumexp, same_dtype, 4);
+  reduction(
+      "sum", "sum", kGradient, kAll, -5, 5,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return sum(x, d, k); }, g_sum,
+      sum_dtype);
+  reduction(
+      "mean", "mean", kGradient, kFloating, -5, 5,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return x.mean(d, k); }, g_mean,
+      same_dtype, 2);
+  reduction(
+      "amax", "amax", kGradient, kAll, -5, 5,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return amax(x, d, k); }, g_max);
+  reduction(
+      "amin", "amin", kGradient, kAll, -5, 5,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) { return x.amin(d, k); }, g_min);
+  reduction(
+      "logsumexp", "logsumexp", kGradient, kFloating, -5, 5,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+        std::vector<int64_t> dims = d;
+        if (dims.empty()) dims = {0, 1, 2};
+        return logsumexp(x, dims, k);
+      },
+      g_logsumexp, same_dtype, 4);
   // stable where exp overflows: 1000 for float32 and float64, 20 for the 16-bit floats (whose
   // precision at 1000 would hide the result's fractional part)
-  reduction("logsumexp_large", "logsumexp", kNoGradient, {kFloat, kDouble}, 1000, 1010,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-              std::vector<int64_t> dims = d;
-              if (dims.empty()) dims = {0, 1, 2};
-              return x.logsumexp(dims, k) - 1000;
-            },
-            [](const Group& g) { return g_logsumexp(g) - 1000; }, same_dtype, 4);
-  reduction("logsumexp_large16", "logsumexp", kNoGradient, {kHalf, kBFloat16}, 20, 30,
-            [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-              std::vector<int64_t> dims = d;
-              if (dims.empty()) dims = {0, 1, 2};
-              return logsumexp(x, dims, k);
-            },
-            g_logsumexp, same_dtype, 4);
+  reduction(
+      "logsumexp_large", "logsumexp", kNoGradient, {kFloat, kDouble}, 1000, 1010,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+        std::vector<int64_t> dims = d;
+        if (dims.empty()) dims = {0, 1, 2};
+        return x.logsumexp(dims, k) - 1000;
+      },
+      [](const Group& g) { return g_logsumexp(g) - 1000; }, same_dtype, 4);
+  reduction(
+      "logsumexp_large16", "logsumexp", kNoGradient, {kHalf, kBFloat16}, 20, 30,
+      [](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+        std::vector<int64_t> dims = d;
+        if (dims.empty()) dims = {0, 1, 2};
+        return logsumexp(x, dims, k);
+      },
+      g_logsumexp, same_dtype, 4);
   for (int64_t correction : {1, 0}) {
     std::string c = correction == 1 ? "" : "_correction0";
-    reduction("var" + c, "var", kGradient, kFloating, -5, 5,
-              [correction](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-                return var(x, d, correction, k);
-              },
-              [correction](const Group& g) { return g_var(g, correction); }, same_dtype, 4);
-    reduction("std" + c, "std", kGradient, kFloating, -5, 5,
-              [correction](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-                return x.std(d, correction, k);
-              },
-              [correction](const Group& g) { return std::sqrt(g_var(g, correction)); }, same_dtype,
-              4);
+    reduction(
+        "var" + c, "var", kGradient, kFloating, -5, 5,
+        [correction](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+          return var(x, d, correction, k);
+        },
+        [correction](const Group& g) { return g_var(g, correction); }, same_dtype, 4);
+    reduction(
+        "std" + c, "std", kGradient, kFloating, -5, 5,
+        [correction](const Tensor& x, const std::vector<int64_t>& d, bool k) {
+          return x.std(d, correction, k);
+        },
+        [correction](const Group& g) { return std::sqrt(g_var(g, correction)); }, same_dtype, 4);
   }
   for (double p : {2.0, 1.0, kInf, -kInf, 0.0, 3.0}) {
     std::string label = std::isinf(p) ? (p > 0 ? "inf" : "minf") : std::to_string(int(p));
     // the 0-"norm" counts nonzeros: no gradient
-    reduction("norm_p" + label, "norm", p != 0 ? kGradient : kNoGradient, kFloating, -3, 3,
-              [p](const Tensor& x, const std::vector<int64_t>& d, bool k) {
-                return norm(x, p, d, k);
-              },
-              [p](const Group& g) { return g_norm(g, p); }, same_dtype, 4);
+    reduction(
+        "norm_p" + label, "norm", p != 0 ? kGradient : kNoGradient, kFloating, -3, 3,
+        [p](const Tensor& x, const std::vector<int64_t>& d, bool k) { return norm(x, p, d, k); },
+        [p](const Group& g) { return g_norm(g, p); }, same_dtype, 4);
   }
-  add_case({.name = "norm_method",
-            .op = "norm",
-            .dtypes = kFloating,
-            .inputs = [](ScalarType d) { return Args{sample({5, 3}, d, -3, 3, 43)}; },
-            .run = [](const Args& a) { return Outputs{a.t(0).norm(), a.t(0).norm(1, {0}, true)}; },
-            .reference =
-                [](const Args& a, ScalarType d) {
-                  auto l2 = [](const Group& g) { return g_norm(g, 2); };
-                  auto l1 = [](const Group& g) { return g_norm(g, 1); };
-                  return Outputs{ref_reduce({}, false, l2)(a, d)[0],
-                                 ref_reduce({0}, true, l1)(a, d)[0]};
-                },
-            .tolerance_scale = 4});
+  add_case(
+      {.name = "norm_method",
+       .op = "norm",
+       .dtypes = kFloating,
+       .inputs =
+           [](ScalarType d) {
+             return Args{sample({5, 3}, d, -3, 3, 43)};
+           },
+       .run =
+           [](const Args& a) {
+             return Outputs{a.t(0).norm(), a.t(0).norm(1, {0}, true)};
+           },
+       .reference =
+           [](const Args& a, ScalarType d) {
+             auto l2 = [](const Group& g) { return g_norm(g, 2); };
+             auto l1 = [](const Group& g) { return g_norm(g, 1); };
+             return Outputs{ref_reduce({}, false, l2)(a, d)[0], ref_reduce({0}, true, l1)(a, d)[0]};
+           },
+       .tolerance_scale = 4});
 
   // prod takes one dim (or all); small magnitudes keep int64 and float16 exact enough
   for (auto [suffix, dim, keepdim] :
@@ -214,7 +227,10 @@ void register_reduce_cases() {
               .op = "prod",
               .gradient = true,
               .dtypes = kAll,
-              .inputs = [](ScalarType d) { return Args{sample({2, 3, 4}, d, -3, 3, 44)}; },
+              .inputs =
+                  [](ScalarType d) {
+                    return Args{sample({2, 3, 4}, d, -3, 3, 44)};
+                  },
               .run = [d0, k0](const Args& a) { return Outputs{prod(a.t(0), d0, k0)}; },
               .reference = ref_reduce({d0}, k0, g_prod),
               .out_dtype = sum_dtype});
@@ -223,34 +239,45 @@ void register_reduce_cases() {
             .op = "prod",
             .gradient = true,
             .dtypes = kAll,
-            .inputs = [](ScalarType d) { return Args{sample({2, 5}, d, 0.5, 2, 45)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({2, 5}, d, 0.5, 2, 45)};
+                },
             .run = [](const Args& a) { return Outputs{a.t(0).prod()}; },
             .reference = ref_reduce({}, false, g_prod),
             .out_dtype = sum_dtype});
-  add_case({.name = "sum_whole_and_dtype",
-            .op = "sum",
-            .gradient = true,
-            .dtypes = kNumeric,
-            .inputs = [](ScalarType d) { return Args{sample({6, 7}, d, 0, 5, 46)}; },
-            .run =
-                [](const Args& a) {
-                  return Outputs{a.t(0).sum(), sum(a.t(0), {0}, false, kDouble),
-                                 a.t(0).mean(kDouble)};
-                },
-            .reference =
-                [](const Args& a, ScalarType d) {
-                  return Outputs{ref_reduce({}, false, g_sum)(a, d)[0],
-                                 ref_reduce({0}, false, g_sum)(a, d)[0],
-                                 ref_reduce({}, false, g_mean)(a, d)[0]};
-                },
-            .out_dtype =
-                [](ScalarType d, size_t i) { return i == 0 ? sum_dtype(d, 0) : kDouble; }});
+  add_case(
+      {.name = "sum_whole_and_dtype",
+       .op = "sum",
+       .gradient = true,
+       .dtypes = kNumeric,
+       .inputs =
+           [](ScalarType d) {
+             return Args{sample({6, 7}, d, 0, 5, 46)};
+           },
+       .run =
+           [](const Args& a) {
+             return Outputs{a.t(0).sum(), sum(a.t(0), {0}, false, kDouble), a.t(0).mean(kDouble)};
+           },
+       .reference =
+           [](const Args& a, ScalarType d) {
+             return Outputs{ref_reduce({}, false, g_sum)(a, d)[0],
+                            ref_reduce({0}, false, g_sum)(a, d)[0],
+                            ref_reduce({}, false, g_mean)(a, d)[0]};
+           },
+       .out_dtype = [](ScalarType d, size_t i) { return i == 0 ? sum_dtype(d, 0) : kDouble; }});
   add_case({.name = "sum_large",
             .op = "sum",
             .gradient = true,
             .dtypes = {kFloat, kDouble, kLong, kHalf},
-            .inputs = [](ScalarType d) { return Args{sample({311, 263}, d, 0, 1, 47)}; },
-            .run = [](const Args& a) { return Outputs{sum(a.t(0), {0}), sum(a.t(0), {1}, true)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({311, 263}, d, 0, 1, 47)};
+                },
+            .run =
+                [](const Args& a) {
+                  return Outputs{sum(a.t(0), {0}), sum(a.t(0), {1}, true)};
+                },
             .reference =
                 [](const Args& a, ScalarType d) {
                   return Outputs{ref_reduce({0}, false, g_sum)(a, d)[0],
@@ -263,7 +290,10 @@ void register_reduce_cases() {
             .op = "sum",
             .gradient = true,
             .dtypes = kNumeric,
-            .inputs = [](ScalarType d) { return Args{sample({3, 1, 4}, d, -5, 5, 51)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({3, 1, 4}, d, -5, 5, 51)};
+                },
             .run =
                 [](const Args& a) {
                   return Outputs{sum(a.t(0), {1}), amax(a.t(0), {0, 1}, true), a.t(0).sum()};
@@ -276,13 +306,19 @@ void register_reduce_cases() {
                                  ref_reduce({}, false, g_sum)(e, d)[0]};
                 },
             .out_dtype = [](ScalarType d, size_t i) { return i == 1 ? d : sum_dtype(d, 0); },
-            .on_device = [](const Args& a) { return Args{a.t(0).expand({3, 5, 4})}; }});
+            .on_device =
+                [](const Args& a) {
+                  return Args{a.t(0).expand({3, 5, 4})};
+                }});
 
   add_case({.name = "max_dim_large",
             .op = "max_dim",
             .gradient = true,
             .dtypes = {kFloat, kDouble, kHalf, kInt, kByte},
-            .inputs = [](ScalarType d) { return Args{sample_grid({263, 301}, d, 0, 50, 1, 52)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample_grid({263, 301}, d, 0, 50, 1, 52)};
+                },
             .run =
                 [](const Args& a) {
                   auto [v0, i0] = max(a.t(0), 0);
@@ -304,7 +340,10 @@ void register_reduce_cases() {
             .op = "sum",
             .gradient = true,
             .dtypes = kNumeric,
-            .inputs = [](ScalarType d) { return Args{zeros({3, 0}, TensorOptions().dtype(d))}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{zeros({3, 0}, TensorOptions().dtype(d))};
+                },
             .run =
                 [](const Args& a) {
                   const Tensor& x = a.t(0);
@@ -313,8 +352,8 @@ void register_reduce_cases() {
             .reference =
                 [](const Args&, ScalarType) {
                   TensorOptions f64 = TensorOptions().dtype(kDouble);
-                  return Outputs{zeros({3}, f64), ones({3}, f64), zeros({3}, f64), ones({3}, f64),
-                                 zeros({}, f64), zeros({0}, f64)};
+                  return Outputs{zeros({3}, f64), ones({3}, f64), zeros({3}, f64),
+                                 ones({3}, f64),  zeros({}, f64), zeros({0}, f64)};
                 },
             .out_dtype =
                 [](ScalarType d, size_t i) {
@@ -328,7 +367,10 @@ void register_reduce_cases() {
     add_case({.name = op,
               .op = op,
               .dtypes = kAll,
-              .inputs = [](ScalarType d) { return Args{sample_grid({3, 4, 5}, d, -2, 2, 1, 48)}; },
+              .inputs =
+                  [](ScalarType d) {
+                    return Args{sample_grid({3, 4, 5}, d, -2, 2, 1, 48)};
+                  },
               .run =
                   [largest](const Args& a) {
                     const Tensor& x = a.t(0);
@@ -348,8 +390,14 @@ void register_reduce_cases() {
             .op = "amax",
             .gradient = true,
             .dtypes = kAll,
-            .inputs = [](ScalarType d) { return Args{sample({4, 5}, d, -9, 9, 49)}; },
-            .run = [](const Args& a) { return Outputs{a.t(0).max(), min(a.t(0))}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({4, 5}, d, -9, 9, 49)};
+                },
+            .run =
+                [](const Args& a) {
+                  return Outputs{a.t(0).max(), min(a.t(0))};
+                },
             .reference =
                 [](const Args& a, ScalarType d) {
                   return Outputs{ref_reduce({}, false, g_max)(a, d)[0],
@@ -374,18 +422,26 @@ void register_reduce_cases() {
                   auto r = [&](auto f) { return ref_reduce({1}, false, f)(a, d)[0]; };
                   auto first_max = [](const Group& g) { return g_arg(g, true); };
                   auto first_min = [](const Group& g) { return g_arg(g, false); };
-                  return Outputs{r(g_max), r(first_max), r(g_min), r(first_min), r(g_max),
-                                 r(g_min), ref_reduce({}, false, first_max)(a, d)[0]};
+                  return Outputs{r(g_max),
+                                 r(first_max),
+                                 r(g_min),
+                                 r(first_min),
+                                 r(g_max),
+                                 r(g_min),
+                                 ref_reduce({}, false, first_max)(a, d)[0]};
                 },
-            .out_dtype =
-                [](ScalarType d, size_t i) { return i == 1 || i == 3 || i == 6 ? kLong : d; }});
+            .out_dtype = [](ScalarType d,
+                            size_t i) { return i == 1 || i == 3 || i == 6 ? kLong : d; }});
 
   for (bool all_of : {true, false}) {
     std::string op = all_of ? "all" : "any";
     add_case({.name = op,
               .op = op,
               .dtypes = kAll,
-              .inputs = [](ScalarType d) { return Args{sample_grid({3, 4, 2}, d, 0, 3, 1, 50)}; },
+              .inputs =
+                  [](ScalarType d) {
+                    return Args{sample_grid({3, 4, 2}, d, 0, 3, 1, 50)};
+                  },
               .run =
                   [all_of](const Args& a) {
                     const Tensor& x = a.t(0);
@@ -410,9 +466,8 @@ void register_reduce_cases() {
   auto dims_of = [](const Args& a, size_t first) {
     return std::vector<int64_t>(a.ints.begin() + static_cast<long>(first), a.ints.end());
   };
-  add_golden("sum_dims", "sum", [dims_of](const Args& a) {
-    return Outputs{sum(a.t(0), dims_of(a, 1), a.i(0) != 0)};
-  });
+  add_golden("sum_dims", "sum",
+             [dims_of](const Args& a) { return Outputs{sum(a.t(0), dims_of(a, 1), a.i(0) != 0)}; });
   add_golden("mean_dims", "mean", [dims_of](const Args& a) {
     return Outputs{mean(a.t(0), dims_of(a, 1), a.i(0) != 0)};
   });

@@ -36,7 +36,10 @@ void register_shape_cases() {
                                 sample(rows ? Sizes{1, 3} : Sizes{3, 1}, d, -5, 5, 2),
                                 sample({3, 3}, d, -5, 5, 3)};
                   },
-              .run = [dim](const Args& a) { return Outputs{cat({a.t(0), a.t(1), a.t(2)}, dim)}; },
+              .run =
+                  [dim](const Args& a) {
+                    return Outputs{cat({a.t(0), a.t(1), a.t(2)}, dim)};
+                  },
               .reference =
                   [dim](const Args& a, ScalarType) {
                     bool rows = dim == 0;
@@ -72,7 +75,10 @@ void register_shape_cases() {
                   [](ScalarType d) {
                     return Args{sample({2, 3}, d, -5, 5, 4), sample({2, 3}, d, -5, 5, 5)};
                   },
-              .run = [dim](const Args& a) { return Outputs{stack({a.t(0), a.t(1)}, dim)}; },
+              .run =
+                  [dim](const Args& a) {
+                    return Outputs{stack({a.t(0), a.t(1)}, dim)};
+                  },
               .reference =
                   [dim](const Args& a, ScalarType) {
                     std::vector<double> x = host_values(a.t(0)), y = host_values(a.t(1));
@@ -99,7 +105,10 @@ void register_shape_cases() {
             .op = "repeat",
             .gradient = true,
             .dtypes = kAll,
-            .inputs = [](ScalarType d) { return Args{sample({2, 3}, d, -5, 5, 6)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({2, 3}, d, -5, 5, 6)};
+                },
             .run =
                 [](const Args& a) {
                   return Outputs{a.t(0).repeat({2, 1, 3}), repeat(a.t(0), {1, 2})};
@@ -255,8 +264,14 @@ void register_shape_cases() {
   add_case({.name = "one_hot",
             .op = "one_hot",
             .dtypes = {kLong},
-            .inputs = [](ScalarType) { return Args{index_tensor({2, 3}, {0, 3, 1, 1, 2, 0})}; },
-            .run = [](const Args& a) { return Outputs{one_hot(a.t(0)), one_hot(a.t(0), 6)}; },
+            .inputs =
+                [](ScalarType) {
+                  return Args{index_tensor({2, 3}, {0, 3, 1, 1, 2, 0})};
+                },
+            .run =
+                [](const Args& a) {
+                  return Outputs{one_hot(a.t(0)), one_hot(a.t(0), 6)};
+                },
             .reference =
                 [](const Args& a, ScalarType) {
                   std::vector<double> idx = host_values(a.t(0));
@@ -275,7 +290,10 @@ void register_shape_cases() {
     add_case({.name = op,
               .op = op,
               .dtypes = kAll,
-              .inputs = [](ScalarType d) { return Args{sample({2, 3, 4}, d, 1, 5, 9)}; },
+              .inputs =
+                  [](ScalarType d) {
+                    return Args{sample({2, 3, 4}, d, 1, 5, 9)};
+                  },
               .run =
                   [lower](const Args& a) {
                     Outputs out;

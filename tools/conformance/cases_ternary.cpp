@@ -114,27 +114,27 @@ void register_ternary_cases() {
             .run = [](const Args& a) { return Outputs{clamp(a.t(0), a.opt(0), a.opt(1))}; },
             .reference = clamp_reference});
 
-  add_case({.name = "masked_fill",
-            .op = "masked_fill",
-            .gradient = true,
-            .dtypes = kAll,
-            .inputs =
-                [](ScalarType d) {
-                  return Args{sample({3, 4}, d, -5, 5, 6), sample({4}, kBool, 0, 1, 7)};
-                },
-            .run =
-                [](const Args& a) {
-                  Scalar v = a.t(0).dtype() == kBool ? Scalar(true) : Scalar(int64_t{7});
-                  return Outputs{masked_fill(a.t(0), a.t(1), v),
-                                 a.t(0).masked_fill(a.t(1) == false, v)};
-                },
-            .reference =
-                [](const Args& a, ScalarType d) {
-                  double v = d == kBool ? 1 : 7;
-                  return Outputs{
-                      ref_binary([v](double x, double m) { return m != 0 ? v : x; })(a, d)[0],
-                      ref_binary([v](double x, double m) { return m == 0 ? v : x; })(a, d)[0]};
-                }});
+  add_case(
+      {.name = "masked_fill",
+       .op = "masked_fill",
+       .gradient = true,
+       .dtypes = kAll,
+       .inputs =
+           [](ScalarType d) {
+             return Args{sample({3, 4}, d, -5, 5, 6), sample({4}, kBool, 0, 1, 7)};
+           },
+       .run =
+           [](const Args& a) {
+             Scalar v = a.t(0).dtype() == kBool ? Scalar(true) : Scalar(int64_t{7});
+             return Outputs{masked_fill(a.t(0), a.t(1), v), a.t(0).masked_fill(a.t(1) == false, v)};
+           },
+       .reference =
+           [](const Args& a, ScalarType d) {
+             double v = d == kBool ? 1 : 7;
+             return Outputs{ref_binary([v](double x, double m) { return m != 0 ? v : x; })(a, d)[0],
+                            ref_binary([v](double x, double m) { return m == 0 ? v : x; })(a,
+                                                                                           d)[0]};
+           }});
 
   // PyTorch's outputs: promotion of where's operands, bounds that cross, float bounds on ints
   add_golden("where", "where",

@@ -27,7 +27,10 @@ void unary(const std::string& name, const std::string& op, bool gradient,
             .op = op,
             .gradient = gradient,
             .dtypes = std::move(dtypes),
-            .inputs = [=](ScalarType d) { return Args{sample({3, 5}, d, lo, hi, seed)}; },
+            .inputs =
+                [=](ScalarType d) {
+                  return Args{sample({3, 5}, d, lo, hi, seed)};
+                },
             .run = [fn](const Args& a) { return Outputs{fn(a.t(0))}; },
             .reference = ref_unary(f),
             .out_dtype = std::move(out)});
@@ -43,27 +46,33 @@ void register_unary_cases() {
   unary("neg", "neg", kGradient, kSigned, -5, 5, kiln::neg, [](double x) { return -x; });
   unary("abs", "abs", kGradient, kNumeric, -5, 5, kiln::abs, [](double x) { return std::abs(x); });
   unary("sign", "sign", kGradient, kAll, -5, 5, kiln::sign, sign_ref);
-  unary("exp", "exp", kGradient, kAll, -3, 3, kiln::exp, [](double x) { return std::exp(x); },
-        float_dtype);
-  unary("log", "log", kGradient, kAll, 0.1, 5, kiln::log, [](double x) { return std::log(x); },
-        float_dtype);
-  unary("log1p", "log1p", kGradient, kAll, 0, 5, kiln::log1p,
-        [](double x) { return std::log1p(x); },
-        float_dtype);
-  unary("expm1", "expm1", kGradient, kAll, -3, 3, kiln::expm1,
-        [](double x) { return std::expm1(x); },
-        float_dtype);
-  unary("sqrt", "sqrt", kGradient, kAll, 0, 9, kiln::sqrt, [](double x) { return std::sqrt(x); },
-        float_dtype);
-  unary("rsqrt", "rsqrt", kGradient, kAll, 0.1, 9, kiln::rsqrt,
-        [](double x) { return 1 / std::sqrt(x); },
-        float_dtype);
-  unary("sin", "sin", kGradient, kAll, -4, 4, kiln::sin, [](double x) { return std::sin(x); },
-        float_dtype);
-  unary("cos", "cos", kGradient, kAll, -4, 4, kiln::cos, [](double x) { return std::cos(x); },
-        float_dtype);
-  unary("tanh", "tanh", kGradient, kAll, -3, 3, kiln::tanh, [](double x) { return std::tanh(x); },
-        float_dtype);
+  unary(
+      "exp", "exp", kGradient, kAll, -3, 3, kiln::exp, [](double x) { return std::exp(x); },
+      float_dtype);
+  unary(
+      "log", "log", kGradient, kAll, 0.1, 5, kiln::log, [](double x) { return std::log(x); },
+      float_dtype);
+  unary(
+      "log1p", "log1p", kGradient, kAll, 0, 5, kiln::log1p, [](double x) { return std::log1p(x); },
+      float_dtype);
+  unary(
+      "expm1", "expm1", kGradient, kAll, -3, 3, kiln::expm1, [](double x) { return std::expm1(x); },
+      float_dtype);
+  unary(
+      "sqrt", "sqrt", kGradient, kAll, 0, 9, kiln::sqrt, [](double x) { return std::sqrt(x); },
+      float_dtype);
+  unary(
+      "rsqrt", "rsqrt", kGradient, kAll, 0.1, 9, kiln::rsqrt,
+      [](double x) { return 1 / std::sqrt(x); }, float_dtype);
+  unary(
+      "sin", "sin", kGradient, kAll, -4, 4, kiln::sin, [](double x) { return std::sin(x); },
+      float_dtype);
+  unary(
+      "cos", "cos", kGradient, kAll, -4, 4, kiln::cos, [](double x) { return std::cos(x); },
+      float_dtype);
+  unary(
+      "tanh", "tanh", kGradient, kAll, -3, 3, kiln::tanh, [](double x) { return std::tanh(x); },
+      float_dtype);
   unary("sigmoid", "sigmoid", kGradient, kAll, -6, 6, kiln::sigmoid, sigmoid_ref, float_dtype);
   unary("relu", "relu", kGradient, kNumeric, -5, 5, kiln::relu, relu_ref);
   unary("square", "mul", kGradient, kNumeric, -5, 5, kiln::square, [](double x) { return x * x; });
@@ -80,7 +89,10 @@ void register_unary_cases() {
   add_case({.name = "exp_large",
             .op = "exp",
             .dtypes = {kFloat, kHalf, kBFloat16, kDouble},
-            .inputs = [](ScalarType d) { return Args{sample({257, 301}, d, -4, 4, 5)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({257, 301}, d, -4, 4, 5)};
+                },
             .run = [](const Args& a) { return Outputs{kiln::exp(a.t(0))}; },
             .reference = ref_unary([](double x) { return std::exp(x); })});
   add_case({.name = "special_values",
@@ -128,8 +140,7 @@ void register_unary_cases() {
                 }});
   // ~x: two's complement for integers, logical not for bool
   unary("bitwise_not", "bitwise_not", kNoGradient, {kChar, kShort, kInt, kLong}, -100, 100,
-        kiln::bitwise_not,
-        [](double x) { return -x - 1; });
+        kiln::bitwise_not, [](double x) { return -x - 1; });
   unary("bitwise_not_uint8", "bitwise_not", kNoGradient, {kByte}, 0, 255, kiln::bitwise_not,
         [](double x) { return 255 - x; });
   unary("bitwise_not_bool", "bitwise_not", kNoGradient, {kBool}, 0, 1, kiln::bitwise_not,
@@ -137,7 +148,10 @@ void register_unary_cases() {
   add_case({.name = "operator_tilde",
             .op = "bitwise_not",
             .dtypes = {kBool, kInt},
-            .inputs = [](ScalarType d) { return Args{sample({4, 3}, d, -9, 9, 8)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({4, 3}, d, -9, 9, 8)};
+                },
             .run = [](const Args& a) { return Outputs{~a.t(0)}; },
             .reference =
                 [](const Args& a, ScalarType d) {
@@ -147,11 +161,15 @@ void register_unary_cases() {
   add_case({.name = "operator_neg",
             .op = "neg",
             .dtypes = kSigned,
-            .inputs = [](ScalarType d) { return Args{sample({4, 3}, d, -9, 9, 9)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({4, 3}, d, -9, 9, 9)};
+                },
             .run = [](const Args& a) { return Outputs{-a.t(0)}; },
             .reference = ref_unary([](double x) { return -x; })});
-  unary("logical_not", "logical_not", kNoGradient, kAll, -2, 2, kiln::logical_not,
-        [](double x) { return x == 0 ? 1.0 : 0.0; }, bool_dtype);
+  unary(
+      "logical_not", "logical_not", kNoGradient, kAll, -2, 2, kiln::logical_not,
+      [](double x) { return x == 0 ? 1.0 : 0.0; }, bool_dtype);
 
   // PyTorch's outputs: special values (-0.0, inf, nan), uint8 wrap-around, int -> float32
   add_golden("neg", "neg", [](const Args& a) { return Outputs{neg(a.t(0))}; });

@@ -117,8 +117,8 @@ int check_everywhere(const Case& c, const std::string& label, const Args& cpu_ar
         continue;
       }
       if (out.size() != expected.size()) {
-        fail(where, std::to_string(out.size()) + " outputs, expected " +
-                                std::to_string(expected.size()));
+        fail(where,
+             std::to_string(out.size()) + " outputs, expected " + std::to_string(expected.size()));
         continue;
       }
       for (size_t i = 0; i < out.size(); ++i) {
@@ -137,8 +137,7 @@ int check_everywhere(const Case& c, const std::string& label, const Args& cpu_ar
 
 }  // namespace
 
-int run_reference_case(const Case& c, const std::vector<Device>& devices,
-                       const FailureSink& fail) {
+int run_reference_case(const Case& c, const std::vector<Device>& devices, const FailureSink& fail) {
   int calls = 0;
   for (ScalarType dtype : c.dtypes) {
     std::string label = dtype_name(dtype);
@@ -247,8 +246,8 @@ bool run_gradient_case(const Case& c, Device device, const FailureSink& fail) {
     // and through every dtype the case's outputs have (casts to 16-bit floats, ...)
     std::string diff = !actual[i].defined()
                            ? "no gradient"
-                           : compare(actual[i].to(Device(kCPU), kFloat),
-                                     expected[i].to(kFloat), kFloat, c.tolerance_scale);
+                           : compare(actual[i].to(Device(kCPU), kFloat), expected[i].to(kFloat),
+                                     kFloat, c.tolerance_scale);
     if (!diff.empty()) fail(where, "gradient of input " + std::to_string(i) + ": " + diff);
   }
   return true;

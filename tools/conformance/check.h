@@ -27,8 +27,8 @@ int run_golden_case(const Case& c, const std::vector<kiln::Device>& devices,
 
 // The gradient check of a reference case on `device` against the CPU: the gradients of a
 // weighted sum of the outputs with respect to each floating input, in float64 when the case takes
-// it (else float32), compared at float32's tolerance. Returns false when the case has nothing to check (no floating dtype,
-// no input that gets a gradient on the CPU).
+// it (else float32), compared at float32's tolerance. Returns false when the case has nothing to
+// check (no floating dtype, no input that gets a gradient on the CPU).
 bool run_gradient_case(const Case& c, kiln::Device device, const FailureSink& fail);
 
 }  // namespace conformance

@@ -97,8 +97,8 @@ struct Case {
 // (The builtins behind std::source_location: clang 14 has them but not std::source_location.)
 Case& add_case(Case c, const char* file = __builtin_FILE(), int line = __builtin_LINE());
 // Registers a golden case: `run` applied to each record named `name` in the golden file.
-Case& add_golden(std::string name, std::string op, RunFn run,
-                 const char* file = __builtin_FILE(), int line = __builtin_LINE());
+Case& add_golden(std::string name, std::string op, RunFn run, const char* file = __builtin_FILE(),
+                 int line = __builtin_LINE());
 const std::vector<Case>& all_cases();
 
 // Family registration functions (one per cases_*.cpp file), called by all_cases().
@@ -120,11 +120,11 @@ constexpr bool kGradient = true;
 constexpr bool kNoGradient = false;
 
 // --- dtype lists --------------------------------------------------------------------------------
-extern const std::vector<ScalarType> kAll;         // every dtype
-extern const std::vector<ScalarType> kNumeric;     // all but bool
-extern const std::vector<ScalarType> kIntegral;    // uint8 .. int64
-extern const std::vector<ScalarType> kSigned;      // int8 .. int64 and floats
-extern const std::vector<ScalarType> kFloating;    // float16, bfloat16, float32, float64
+extern const std::vector<ScalarType> kAll;       // every dtype
+extern const std::vector<ScalarType> kNumeric;   // all but bool
+extern const std::vector<ScalarType> kIntegral;  // uint8 .. int64
+extern const std::vector<ScalarType> kSigned;    // int8 .. int64 and floats
+extern const std::vector<ScalarType> kFloating;  // float16, bfloat16, float32, float64
 extern const std::vector<ScalarType> kIntegralBool;
 
 // --- output dtype rules -------------------------------------------------------------------------

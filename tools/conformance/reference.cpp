@@ -69,7 +69,7 @@ const std::vector<Case>& all_cases() {
 // --- dtypes -------------------------------------------------------------------------------------
 using namespace kiln;
 
-const std::vector<ScalarType> kAll = {kBool, kByte,     kChar,  kShort, kInt,
+const std::vector<ScalarType> kAll = {kBool, kByte, kChar,     kShort, kInt,
                                       kLong, kHalf, kBFloat16, kFloat, kDouble};
 const std::vector<ScalarType> kNumeric = {kByte, kChar,     kShort, kInt,   kLong,
                                           kHalf, kBFloat16, kFloat, kDouble};
@@ -225,8 +225,7 @@ Tensor from_host(const std::vector<int64_t>& sizes, const std::vector<double>& v
 }
 
 // Applies f to the broadcast elements of the first `arity` tensors.
-Outputs elementwise(const Args& args, size_t arity,
-                    const std::function<double(const double*)>& f) {
+Outputs elementwise(const Args& args, size_t arity, const std::function<double(const double*)>& f) {
   std::vector<HostArray> in;
   std::vector<int64_t> sizes;
   for (size_t i = 0; i < arity; ++i) {

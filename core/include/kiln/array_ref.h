@@ -29,7 +29,7 @@ class ArrayRef {
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
-  ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}         // NOLINT
   constexpr ArrayRef(std::span<const T> s) : data_(s.data()), size_(s.size()) {}  // NOLINT
   template <class C, class = decltype(std::declval<const C&>().data()),
             class = std::enable_if_t<!std::is_same_v<C, std::vector<T>>>>

@@ -89,17 +89,17 @@ enum class CreationMeta : uint8_t { Default, NoGradMode, InferenceMode };
 // Autograd state of a tensor (TensorImpl::autograd), created when first needed.
 struct KILN_API AutogradMeta {
   Tensor grad;
-  std::shared_ptr<Node> grad_fn;            // null for leaves
-  std::weak_ptr<Node> grad_accumulator;     // leaves only
+  std::shared_ptr<Node> grad_fn;         // null for leaves
+  std::weak_ptr<Node> grad_accumulator;  // leaves only
   uint32_t output_nr = 0;
   bool retains_grad = false;
-  bool is_view = false;                     // a view of a tensor that requires grad
+  bool is_view = false;  // a view of a tensor that requires grad
   // The tensor a view's grad_fn views (Note [In-place on views]). The view holds it, not its
   // node: a node holding it would close a cycle base -> CopySlices -> ... -> node -> base.
   Tensor view_base;
-  std::vector<Node::Hook> hooks;            // leaf hooks (non-leaf hooks live on grad_fn)
+  std::vector<Node::Hook> hooks;  // leaf hooks (non-leaf hooks live on grad_fn)
   CreationMeta creation_meta = CreationMeta::Default;  // views only
-  uint32_t creation_version = 0;            // the storage version when such a view was made
+  uint32_t creation_version = 0;  // the storage version when such a view was made
 };
 
 // Grad mode: whether operators record the graph on this thread.

@@ -37,13 +37,13 @@ using variable_list = std::vector<Tensor>;
 class KILN_API IValue {
  public:
   IValue() = default;
-  IValue(bool v) : v_(v) {}  // NOLINT
+  IValue(bool v) : v_(v) {}                       // NOLINT
   IValue(int v) : v_(static_cast<int64_t>(v)) {}  // NOLINT
-  IValue(int64_t v) : v_(v) {}  // NOLINT
-  IValue(double v) : v_(v) {}  // NOLINT
-  IValue(std::string v) : v_(std::move(v)) {}  // NOLINT
-  IValue(const char* v) : v_(std::string(v)) {}  // NOLINT
-  IValue(Tensor v) : v_(std::move(v)) {}  // NOLINT
+  IValue(int64_t v) : v_(v) {}                    // NOLINT
+  IValue(double v) : v_(v) {}                     // NOLINT
+  IValue(std::string v) : v_(std::move(v)) {}     // NOLINT
+  IValue(const char* v) : v_(std::string(v)) {}   // NOLINT
+  IValue(Tensor v) : v_(std::move(v)) {}          // NOLINT
 
   bool toBool() const;
   int64_t toInt() const;

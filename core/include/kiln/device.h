@@ -44,7 +44,8 @@ class KILN_API Device {
 
   // Equality compares types and indices after resolving -1 to 0.
   constexpr bool operator==(const Device& other) const {
-    return type_ == other.type_ && (index_ < 0 ? 0 : index_) == (other.index_ < 0 ? 0 : other.index_);
+    return type_ == other.type_ &&
+           (index_ < 0 ? 0 : index_) == (other.index_ < 0 ? 0 : other.index_);
   }
 
  private:

@@ -81,15 +81,45 @@ constexpr TypeCategory category(ScalarType t) {
 // C++ type to ScalarType: scalar_type_of<float>() == kFloat.
 template <class T>
 constexpr ScalarType scalar_type_of();
-template <> constexpr ScalarType scalar_type_of<bool>() { return kBool; }
-template <> constexpr ScalarType scalar_type_of<uint8_t>() { return kByte; }
-template <> constexpr ScalarType scalar_type_of<int8_t>() { return kChar; }
-template <> constexpr ScalarType scalar_type_of<int16_t>() { return kShort; }
-template <> constexpr ScalarType scalar_type_of<int32_t>() { return kInt; }
-template <> constexpr ScalarType scalar_type_of<int64_t>() { return kLong; }
-template <> constexpr ScalarType scalar_type_of<Half>() { return kHalf; }
-template <> constexpr ScalarType scalar_type_of<BFloat16>() { return kBFloat16; }
-template <> constexpr ScalarType scalar_type_of<float>() { return kFloat; }
-template <> constexpr ScalarType scalar_type_of<double>() { return kDouble; }
+template <>
+constexpr ScalarType scalar_type_of<bool>() {
+  return kBool;
+}
+template <>
+constexpr ScalarType scalar_type_of<uint8_t>() {
+  return kByte;
+}
+template <>
+constexpr ScalarType scalar_type_of<int8_t>() {
+  return kChar;
+}
+template <>
+constexpr ScalarType scalar_type_of<int16_t>() {
+  return kShort;
+}
+template <>
+constexpr ScalarType scalar_type_of<int32_t>() {
+  return kInt;
+}
+template <>
+constexpr ScalarType scalar_type_of<int64_t>() {
+  return kLong;
+}
+template <>
+constexpr ScalarType scalar_type_of<Half>() {
+  return kHalf;
+}
+template <>
+constexpr ScalarType scalar_type_of<BFloat16>() {
+  return kBFloat16;
+}
+template <>
+constexpr ScalarType scalar_type_of<float>() {
+  return kFloat;
+}
+template <>
+constexpr ScalarType scalar_type_of<double>() {
+  return kDouble;
+}
 
 }  // namespace kiln

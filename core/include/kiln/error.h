@@ -54,25 +54,25 @@ std::string str(const Args&... args) {
 }  // namespace kiln
 
 // Throws kiln::Error (or the given subclass) with the concatenated message when cond is false.
-#define KILN_CHECK(cond, ...)                                        \
-  do {                                                               \
+#define KILN_CHECK(cond, ...)                                           \
+  do {                                                                  \
     if (!(cond)) throw ::kiln::Error(::kiln::detail::str(__VA_ARGS__)); \
   } while (0)
-#define KILN_CHECK_VALUE(cond, ...)                                       \
-  do {                                                                    \
+#define KILN_CHECK_VALUE(cond, ...)                                          \
+  do {                                                                       \
     if (!(cond)) throw ::kiln::ValueError(::kiln::detail::str(__VA_ARGS__)); \
   } while (0)
-#define KILN_CHECK_INDEX(cond, ...)                                       \
-  do {                                                                    \
+#define KILN_CHECK_INDEX(cond, ...)                                          \
+  do {                                                                       \
     if (!(cond)) throw ::kiln::IndexError(::kiln::detail::str(__VA_ARGS__)); \
   } while (0)
-#define KILN_CHECK_TYPE(cond, ...)                                       \
-  do {                                                                   \
+#define KILN_CHECK_TYPE(cond, ...)                                          \
+  do {                                                                      \
     if (!(cond)) throw ::kiln::TypeError(::kiln::detail::str(__VA_ARGS__)); \
   } while (0)
-#define KILN_INTERNAL_ASSERT(cond, ...)                                                      \
-  do {                                                                                       \
-    if (!(cond))                                                                             \
-      ::kiln::detail::internal_error(__FILE__, __LINE__,                                     \
-                                     ::kiln::detail::str(#cond, " ", ##__VA_ARGS__));        \
+#define KILN_INTERNAL_ASSERT(cond, ...)                                               \
+  do {                                                                                \
+    if (!(cond))                                                                      \
+      ::kiln::detail::internal_error(__FILE__, __LINE__,                              \
+                                     ::kiln::detail::str(#cond, " ", ##__VA_ARGS__)); \
   } while (0)

@@ -18,10 +18,10 @@ inline constexpr EllipsisIndexType Ellipsis{};
 // A slice bound: an integer, or None / std::nullopt for "the edge of the dimension".
 class SliceBound {
  public:
-  SliceBound(int64_t v) : v_(v) {}  // NOLINT
-  SliceBound(int v) : v_(v) {}  // NOLINT
-  SliceBound(std::nullopt_t) {}  // NOLINT
-  SliceBound(NoneIndexType) {}  // NOLINT
+  SliceBound(int64_t v) : v_(v) {}                 // NOLINT
+  SliceBound(int v) : v_(v) {}                     // NOLINT
+  SliceBound(std::nullopt_t) {}                    // NOLINT
+  SliceBound(NoneIndexType) {}                     // NOLINT
   SliceBound(std::optional<int64_t> v) : v_(v) {}  // NOLINT
   std::optional<int64_t> value() const { return v_; }
 
@@ -51,10 +51,10 @@ namespace kiln {
 class TensorIndex {
  public:
   enum class Kind { Integer, Slice, None, Ellipsis };
-  TensorIndex(int64_t i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT
-  TensorIndex(int i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT
-  TensorIndex(indexing::Slice s) : kind_(Kind::Slice), slice_(s) {}  // NOLINT
-  TensorIndex(indexing::NoneIndexType) : kind_(Kind::None) {}  // NOLINT
+  TensorIndex(int64_t i) : kind_(Kind::Integer), integer_(i) {}        // NOLINT
+  TensorIndex(int i) : kind_(Kind::Integer), integer_(i) {}            // NOLINT
+  TensorIndex(indexing::Slice s) : kind_(Kind::Slice), slice_(s) {}    // NOLINT
+  TensorIndex(indexing::NoneIndexType) : kind_(Kind::None) {}          // NOLINT
   TensorIndex(indexing::EllipsisIndexType) : kind_(Kind::Ellipsis) {}  // NOLINT
 
   Kind kind() const { return kind_; }

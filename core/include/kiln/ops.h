@@ -162,8 +162,8 @@ KILN_API Tensor matmul(const Tensor& a, const Tensor& b);
 KILN_API Tensor mm(const Tensor& a, const Tensor& b);   // [m,k] x [k,n]
 KILN_API Tensor bmm(const Tensor& a, const Tensor& b);  // [B,m,k] x [B,k,n]
 // beta * self + alpha * (a @ b), self broadcast to [m, n].
-KILN_API Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b,
-                      const Scalar& beta = 1, const Scalar& alpha = 1);
+KILN_API Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta = 1,
+                      const Scalar& alpha = 1);
 KILN_API Tensor dot(const Tensor& a, const Tensor& b);
 
 // --- convolution -----------------------------------------------------------------------------

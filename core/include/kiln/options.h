@@ -13,7 +13,7 @@ class TensorOptions {
  public:
   TensorOptions() = default;
   TensorOptions(ScalarType dtype) : dtype_(dtype) {}  // NOLINT: as libtorch
-  TensorOptions(Device device) : device_(device) {}  // NOLINT: as libtorch
+  TensorOptions(Device device) : device_(device) {}   // NOLINT: as libtorch
   // explicit: DeviceType is an integer, and `zeros({2}, 1)` must not mean a device
   explicit TensorOptions(DeviceType type) : device_(Device(type)) {}
 

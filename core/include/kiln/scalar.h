@@ -23,7 +23,7 @@ class KILN_API Scalar {
   Scalar(T v) : kind_(TypeCategory::Floating) {  // NOLINT
     d_ = static_cast<double>(v);
   }
-  Scalar(Half v) : Scalar(static_cast<float>(v)) {}  // NOLINT
+  Scalar(Half v) : Scalar(static_cast<float>(v)) {}      // NOLINT
   Scalar(BFloat16 v) : Scalar(static_cast<float>(v)) {}  // NOLINT
 
   TypeCategory category() const { return kind_; }

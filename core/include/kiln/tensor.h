@@ -47,7 +47,7 @@ using TensorList = ArrayRef<Tensor>;
 namespace autograd {
 struct AutogradMeta;  // kiln/autograd.h
 class Node;
-}
+}  // namespace autograd
 
 // The state behind a Tensor handle. Fields are public for core code; user code goes through
 // Tensor's methods.
@@ -71,8 +71,7 @@ struct KILN_API TensorImpl {
   std::shared_ptr<autograd::AutogradMeta> autograd;
 
   void* data() const {
-    return static_cast<char*>(storage->data()) +
-           offset * static_cast<int64_t>(element_size(dtype));
+    return static_cast<char*>(storage->data()) + offset * static_cast<int64_t>(element_size(dtype));
   }
   bool is_contiguous() const;
 };
@@ -385,7 +384,8 @@ KILN_API Scalar item_scalar(const Tensor& t);
 }  // namespace detail
 
 inline TensorImpl& Tensor::impl() const {
-  if (impl_ == nullptr) [[unlikely]] detail::throw_undefined_tensor();
+  if (impl_ == nullptr) [[unlikely]]
+    detail::throw_undefined_tensor();
   return *impl_;
 }
 

@@ -20,7 +20,7 @@ class KILN_API TensorData {
   TensorData(bool v) : scalar_(v), is_scalar_(true), values_{Scalar(v)} {}  // NOLINT
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   TensorData(T v) : scalar_(v), is_scalar_(true), values_{Scalar(v)} {}  // NOLINT
-  TensorData(std::initializer_list<TensorData> list);  // NOLINT
+  TensorData(std::initializer_list<TensorData> list);                    // NOLINT
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   TensorData(const std::vector<T>& v) : is_scalar_(false) {  // NOLINT
     sizes_ = {static_cast<int64_t>(v.size())};

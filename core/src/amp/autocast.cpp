@@ -61,8 +61,8 @@ autocast::autocast(DeviceType device_type, std::optional<ScalarType> dtype, bool
   if (enabled && chosen != kBFloat16 && chosen != kHalf) {
     kiln::detail::warn("autocast: in the " + device_type_name(device_type) +
                        " autocast region, only bfloat16 and float16 are supported as the lower "
-                       "precision dtype, but got " + dtype_name(chosen) +
-                       "; autocast is disabled for the region");
+                       "precision dtype, but got " +
+                       dtype_name(chosen) + "; autocast is disabled for the region");
     enabled = false;
     chosen = previous_dtype_;
   }

@@ -166,9 +166,9 @@ void GradScaler::update(std::optional<double> new_scale) {
         scale_ = static_cast<float>(min_scale_);
         if (!warned_at_floor_) {
           warned_at_floor_ = true;
-          detail::warn(detail::str("GradScaler: the scale reached its floor min_scale=",
-                                   min_scale_, " after repeated inf or NaN gradients, and ",
-                                   skipped_steps_, " steps were skipped; gradients that overflow ",
+          detail::warn(detail::str("GradScaler: the scale reached its floor min_scale=", min_scale_,
+                                   " after repeated inf or NaN gradients, and ", skipped_steps_,
+                                   " steps were skipped; gradients that overflow ",
                                    "at any scale come from the loss or the model, not from ",
                                    "float16's range"));
         }
@@ -231,10 +231,10 @@ void GradScaler::load_state_dict(const std::map<std::string, double>& state) {
   if (!enabled_) return;
   KILN_CHECK(!state.empty(), "GradScaler.load_state_dict: The source state dict is empty, ",
              "possibly because it was saved from a disabled instance of GradScaler.");
-  for (const char* key : {"scale", "growth_factor", "backoff_factor", "growth_interval",
-                          "_growth_tracker"}) {
-    KILN_CHECK_VALUE(state.count(key), "GradScaler.load_state_dict: the state dict has no \"",
-                     key, "\" entry");
+  for (const char* key :
+       {"scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"}) {
+    KILN_CHECK_VALUE(state.count(key), "GradScaler.load_state_dict: the state dict has no \"", key,
+                     "\" entry");
   }
   // every value checked before any is kept
   double scale = state.at("scale");

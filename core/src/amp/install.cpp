@@ -30,22 +30,22 @@ struct SignatureList {};
 // signature fails the install with an internal error naming it: add the signature here.
 using Reduction = nn::Reduction;
 using KnownSignatures = SignatureList<
-    Tensor(const Tensor&),                                                      // unary
-    Tensor(const Tensor&, const Tensor&),                                       // mm, bmm
-    Tensor(const Tensor&, const Tensor&, const Tensor&),                        // linear
+    Tensor(const Tensor&),                                                              // unary
+    Tensor(const Tensor&, const Tensor&),                                               // mm, bmm
+    Tensor(const Tensor&, const Tensor&, const Tensor&),                                // linear
     Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&),  // addmm
     Tensor(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
-           int64_t),                                                            // conv2d
-    Tensor(const Tensor&, double, double),                                      // softplus
-    Tensor(const Tensor&, IntArrayRef, bool),                                   // logsumexp
-    Tensor(const Tensor&, IntArrayRef, const Tensor&, const Tensor&, double),   // layer_norm
-    Tensor(const Tensor&, IntArrayRef, bool, std::optional<ScalarType>),        // sum, prod
-    Tensor(const Tensor&, int64_t, std::optional<ScalarType>),                  // softmax
-    Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&),               // scatter_add
-    Tensor(TensorList, int64_t),                                                // cat, stack
-    Tensor(const Tensor&, const Tensor&, Reduction),                            // mse_loss
-    Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction),    // nll_loss
-    Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction),             // bce
+           int64_t),                                                                 // conv2d
+    Tensor(const Tensor&, double, double),                                           // softplus
+    Tensor(const Tensor&, IntArrayRef, bool),                                        // logsumexp
+    Tensor(const Tensor&, IntArrayRef, const Tensor&, const Tensor&, double),        // layer_norm
+    Tensor(const Tensor&, IntArrayRef, bool, std::optional<ScalarType>),             // sum, prod
+    Tensor(const Tensor&, int64_t, std::optional<ScalarType>),                       // softmax
+    Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&),                    // scatter_add
+    Tensor(TensorList, int64_t),                                                     // cat, stack
+    Tensor(const Tensor&, const Tensor&, Reduction),                                 // mse_loss
+    Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction),         // nll_loss
+    Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction),                  // bce
     Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction, const Tensor&)>;  // bce logits
 
 template <class Signature>
@@ -71,8 +71,8 @@ void add_table(const std::vector<PolicyEntry>& table, size_t column) {
                          ", whose declaration gives its policy");
     it->second.policy[column] = entry.policy;
     if (added) {
-      KILN_INTERNAL_ASSERT(install(op, KnownSignatures{}), "autocast: the signature of ",
-                           entry.op, " (", op->schema(), ") is not in KnownSignatures");
+      KILN_INTERNAL_ASSERT(install(op, KnownSignatures{}), "autocast: the signature of ", entry.op,
+                           " (", op->schema(), ") is not in KnownSignatures");
     }
   }
 }

@@ -29,7 +29,14 @@
 
 namespace kiln::amp::detail {
 
-enum class CastPolicy : uint8_t { none, lower_precision, fp32, fp32_set_opt_dtype, promote, banned };
+enum class CastPolicy : uint8_t {
+  none,
+  lower_precision,
+  fp32,
+  fp32_set_opt_dtype,
+  promote,
+  banned
+};
 
 struct PolicyEntry {
   const char* op;  // the operator's name, as all_operators() lists it
@@ -144,22 +151,16 @@ R autocast_kernel(const Operator<R(Args...)>& op, Args... args) {
   (collect_tensors(inputs, args), ...);
   CastPlan plan{autocast_device_type(inputs), std::nullopt, false};
   switch (policy_of(op, plan.type)) {
-    case CastPolicy::none:
-      break;
-    case CastPolicy::lower_precision:
-      plan.tensor_dtype = get_autocast_dtype(plan.type);
-      break;
-    case CastPolicy::fp32:
-      plan.tensor_dtype = kFloat;
-      break;
+    case CastPolicy::none: break;
+    case CastPolicy::lower_precision: plan.tensor_dtype = get_autocast_dtype(plan.type); break;
+    case CastPolicy::fp32: plan.tensor_dtype = kFloat; break;
     case CastPolicy::fp32_set_opt_dtype:
       plan.fill_dtype = !inputs.empty() && is_eligible(*inputs[0], plan.type);
       break;
     case CastPolicy::promote:
       plan.tensor_dtype = promoted_dtype(inputs, plan.type, get_autocast_dtype(plan.type));
       break;
-    case CastPolicy::banned:
-      throw_banned(op, inputs);
+    case CastPolicy::banned: throw_banned(op, inputs);
   }
   // the casts are made above the guard: they are recorded by autograd, and never re-cast
   auto held = std::make_tuple(cast_arg(args, plan)...);

@@ -75,7 +75,8 @@ class CustomNode : public Node {
                ". Specify retain_graph=true if you need to backward through the graph a second ",
                "time.");
     variable_list out;
-    for (const detail::SavedVariable& v : saved_) out.push_back(v.unpack(shared_from_this(), name_.c_str()));
+    for (const detail::SavedVariable& v : saved_)
+      out.push_back(v.unpack(shared_from_this(), name_.c_str()));
     return out;
   }
 
@@ -107,8 +108,7 @@ bool AutogradContext::needs_input_grad(size_t i) const {
 }
 
 void FunctionBase::record(const char* name, const std::shared_ptr<AutogradContext>& ctx,
-                          const variable_list& inputs, variable_list& outputs,
-                          Backward backward) {
+                          const variable_list& inputs, variable_list& outputs, Backward backward) {
   bool any = false;
   for (const Tensor& t : inputs) {
     bool needs = GradMode::is_enabled() && t.defined() && t.requires_grad();

@@ -73,8 +73,7 @@ Tensor family_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
   return out;
 }
 
-Tensor family_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y,
-                       const Scalar& alpha) {
+Tensor family_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y, const Scalar& alpha) {
   Tensor out;
   {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);

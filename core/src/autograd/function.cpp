@@ -35,7 +35,8 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner, const char* nod
   if (leaf_.defined()) return leaf_;
   if (!requires_grad_) return data_;
   // an alias of the data that carries its place in the graph, so create_graph works
-  Tensor out = kiln::detail::make_view(data_, data_.sizes(), data_.strides(), data_.storage_offset());
+  Tensor out =
+      kiln::detail::make_view(data_, data_.sizes(), data_.strides(), data_.storage_offset());
   std::shared_ptr<Node> fn = is_output_ ? owner : grad_fn_;
   if (fn) {
     AutogradMeta& m = meta(out);

@@ -30,7 +30,7 @@ class SavedVariable {
   bool requires_grad_ = false;
   uint32_t output_nr_ = 0;
   uint32_t saved_version_ = 0;
-  std::shared_ptr<Node> grad_fn_;  // inputs only (outputs: the owner)
+  std::shared_ptr<Node> grad_fn_;           // inputs only (outputs: the owner)
   std::shared_ptr<Node> grad_accumulator_;  // leaf inputs
   Tensor leaf_;  // a leaf input itself, so its gradient flows to the same accumulator
 };
@@ -38,8 +38,8 @@ class SavedVariable {
 // A Node whose backward is `formula(node, grads)`, written in kiln operators.
 class FunctionNode : public Node {
  public:
-  using Formula = std::function<std::vector<Tensor>(FunctionNode& node,
-                                                    const std::vector<Tensor>& grads)>;
+  using Formula =
+      std::function<std::vector<Tensor>(FunctionNode& node, const std::vector<Tensor>& grads)>;
   FunctionNode(std::string name, Formula formula);
 
   std::string name() const override { return name_; }
@@ -51,7 +51,9 @@ class FunctionNode : public Node {
   // The tensor saved in `slot`.
   Tensor saved(size_t slot);
   // Whether the gradient of forward input i is needed (its edge is valid).
-  bool needs_input_grad(size_t i) const { return i < next_edges().size() && next_edges()[i].is_valid(); }
+  bool needs_input_grad(size_t i) const {
+    return i < next_edges().size() && next_edges()[i].is_valid();
+  }
 
   // For the node of a view operator: set, with the storage version when the node became the
   // view's grad_fn (the base itself is AutogradMeta::view_base of the view; see Note [In-place

@@ -108,8 +108,8 @@ bool gradcheck(const Fn& fn, const std::vector<Tensor>& inputs, const GradcheckO
       if (!options.raise_exception) return false;
       std::ostringstream msg;
       msg << "gradcheck: Jacobian mismatch for input " << i << " (rows: input elements, "
-          << "columns: output elements),\nnumerical:" << numerical << "\nanalytical:"
-          << analytical[a];
+          << "columns: output elements),\nnumerical:" << numerical
+          << "\nanalytical:" << analytical[a];
       throw Error(msg.str());
     }
     ++a;

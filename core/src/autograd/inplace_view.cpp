@@ -9,11 +9,12 @@
 // The view then becomes a view of the new base again (its gradient lands in its region of the
 // base's gradient). Views of views rebase every level up to the root. The view operators record
 // the tensor they view in the view's AutogradMeta (view_base, set by record_simple), which is
-// how the base is found; the graph's nodes never hold it, so it closes no reference cycle. Other views of the same storage whose data changed since their node was
-// made (in place through the base or another view) get a fresh view node of their base's current
-// history when next used (refresh_view, from gradient_edge), as PyTorch regenerates them. Limits:
-// the root's elements must not overlap in memory (no expanded base); an in-place change of a
-// view of a leaf that requires grad is refused, as in PyTorch.
+// how the base is found; the graph's nodes never hold it, so it closes no reference cycle. Other
+// views of the same storage whose data changed since their node was made (in place through the base
+// or another view) get a fresh view node of their base's current history when next used
+// (refresh_view, from gradient_edge), as PyTorch regenerates them. Limits: the root's elements must
+// not overlap in memory (no expanded base); an in-place change of a view of a leaf that requires
+// grad is refused, as in PyTorch.
 //
 // Note [Views made without recording]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -37,16 +38,15 @@ using kiln::detail::str;
 namespace {
 
 [[noreturn]] void throw_view_rebase(const AutogradMeta& m, bool indirect, const char* op) {
-  const char* what = indirect ? "its base or another view of its base has been"
-                              : "is being";
-  const char* block = m.creation_meta == CreationMeta::InferenceMode ? "inference_mode"
-                                                                      : "no_grad";
+  const char* what = indirect ? "its base or another view of its base has been" : "is being";
+  const char* block = m.creation_meta == CreationMeta::InferenceMode ? "inference_mode" : "no_grad";
   std::string head = m.creation_meta == CreationMeta::InferenceMode
                          ? str("A view was created in inference mode and ", what,
                                " modified inplace in normal mode.")
                          : str("A view was created in no_grad mode and ", what,
                                " modified inplace with grad mode enabled.");
-  throw Error(str(op != nullptr ? op : "", op != nullptr ? ": " : "", head, " Given that this use case is ambiguous and error-prone, it is ",
+  throw Error(str(op != nullptr ? op : "", op != nullptr ? ": " : "", head,
+                  " Given that this use case is ambiguous and error-prone, it is ",
                   "forbidden. You can clarify your code by moving both the view and the inplace ",
                   "either both inside the ", block, " block (if you don't want the inplace to ",
                   "be tracked) or both outside (if you want the inplace to be tracked)."));
@@ -84,15 +84,17 @@ void check_view_inplace(const Tensor& self, const char* op) {
   if (!root.defined()) {
     throw NotImplementedError(kiln::detail::str(
         op, ": in-place operations on this view of a tensor that requires grad are not "
-        "supported; use the out-of-place form"));
+            "supported; use the out-of-place form"));
   }
   for (Tensor up = view_base_of(root); up.defined(); up = view_base_of(root)) root = up;
   KILN_CHECK(!(root.is_leaf() && root.requires_grad()), op, ": a view of a leaf Variable that ",
              "requires grad is being used in an in-place operation.");
   for (int64_t d = 0; d < root.dim(); ++d) {
-    KILN_CHECK(root.size(d) <= 1 || root.stride(d) > 0, op, ": in-place operations on views "
+    KILN_CHECK(root.size(d) <= 1 || root.stride(d) > 0, op,
+               ": in-place operations on views "
                "of tensors whose elements overlap in memory are not supported; got a base of "
-               "sizes ", root.sizes(), " and strides ", root.strides());
+               "sizes ",
+               root.sizes(), " and strides ", root.strides());
   }
 }
 
@@ -123,8 +125,8 @@ void attach_view(const Tensor& view, const Tensor& base, const Tensor& index) {
   auto node = record("AsStridedBackward", {&base}, {&view},
                      [index, base_sizes, base_numel](FunctionNode&, const std::vector<Tensor>& g) {
                        TensorOptions options = TensorOptions(g[0].dtype()).device(g[0].device());
-                       Tensor grad = index_add(zeros({base_numel}, options), 0, index,
-                                               g[0].reshape({-1}));
+                       Tensor grad =
+                           index_add(zeros({base_numel}, options), 0, index, g[0].reshape({-1}));
                        return std::vector<Tensor>{grad.view(base_sizes)};
                      });
   if (node) {

@@ -141,7 +141,8 @@ const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   static const std::shared_ptr<autograd::Node> none;
   autograd::AutogradMeta* m = meta_if(*this);
   if (m == nullptr) return none;
-  autograd::detail::check_view_creation(*this, /*indirect=*/true);  // Note [Views made without recording]
+  autograd::detail::check_view_creation(*this,
+                                        /*indirect=*/true);  // Note [Views made without recording]
   return m->grad_fn;
 }
 

@@ -110,8 +110,8 @@ std::optional<std::vector<std::string>> range(std::string_view inner, const Cont
   }
   if (lo.size() == 1 && hi.size() == 1 && std::isalpha(static_cast<unsigned char>(lo[0])) &&
       std::isalpha(static_cast<unsigned char>(hi[0]))) {
-    return steps(static_cast<unsigned char>(lo[0]), static_cast<unsigned char>(hi[0]), step,
-                 c, [](int64_t ch) { return std::string(1, static_cast<char>(ch)); });
+    return steps(static_cast<unsigned char>(lo[0]), static_cast<unsigned char>(hi[0]), step, c,
+                 [](int64_t ch) { return std::string(1, static_cast<char>(ch)); });
   }
   return std::nullopt;
 }
@@ -156,8 +156,7 @@ std::vector<std::string> expand(std::string_view s, int depth, const Context& c)
 
 // The alternatives of the group s[open] .. s[close] ("{...}").
 std::vector<std::string> group(std::string_view s, size_t open, size_t close,
-                               const std::vector<size_t>& commas, int depth,
-                               const Context& c) {
+                               const std::vector<size_t>& commas, int depth, const Context& c) {
   std::string_view inner = s.substr(open + 1, close - open - 1);
   if (commas.empty()) {
     if (auto r = range(inner, c)) return std::move(*r);

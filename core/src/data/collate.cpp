@@ -17,8 +17,8 @@ Sample collate_at(const std::vector<Sample>& samples, const std::string& path) {
     bool same = samples[i].kind() == first.kind() ||
                 (first.is_double() && samples[i].is_int());  // 1 and 2.5 make a float64 batch
     KILN_CHECK_TYPE(same, "collate: entry 0", where(path), " is ", kind_name(first.kind()),
-                    " but entry ", i, " is ", kind_name(samples[i].kind()), " (",
-                    samples[i].repr(), ")");
+                    " but entry ", i, " is ", kind_name(samples[i].kind()), " (", samples[i].repr(),
+                    ")");
   }
   switch (first.kind()) {
     case Sample::Kind::None:
@@ -63,8 +63,8 @@ Sample collate_at(const std::vector<Sample>& samples, const std::string& path) {
       int64_t n = first.size();
       for (size_t i = 1; i < samples.size(); ++i) {
         KILN_CHECK_VALUE(samples[i].size() == n, "collate: each element in list of batch should ",
-                         "be of equal size: entry 0", where(path), " has ", n,
-                         " items but entry ", i, " has ", samples[i].size());
+                         "be of equal size: entry 0", where(path), " has ", n, " items but entry ",
+                         i, " has ", samples[i].size());
       }
       Sample::List out;
       std::vector<Sample> column(samples.size());
@@ -82,8 +82,8 @@ Sample collate_at(const std::vector<Sample>& samples, const std::string& path) {
         for (size_t i = 0; i < samples.size(); ++i) {
           const Sample::Map& m = samples[i].map();
           auto it = m.find(key);
-          KILN_CHECK_INDEX(it != m.end(), "collate: entry ", i, where(path), " has no key '",
-                           key, "' that entry 0 has (", samples[i].repr(), ")");
+          KILN_CHECK_INDEX(it != m.end(), "collate: entry ", i, where(path), " has no key '", key,
+                           "' that entry 0 has (", samples[i].repr(), ")");
           column[i] = it->second;
         }
         out.emplace(key, collate_at(column, sub));

@@ -148,14 +148,13 @@ std::shared_ptr<detail::WorkerPool> epoch_pool(const DataLoaderOptions& o, const
                                                std::shared_ptr<detail::WorkerPool>& persistent) {
   if (o.workers() == 0) return nullptr;
   // Note [Stuck workers]: the time stopping a pool waits before abandoning a worker
-  std::chrono::milliseconds grace =
-      o.timeout().count() > 0 ? o.timeout() : std::chrono::milliseconds(5000);
+  std::chrono::milliseconds grace = o.timeout().count() > 0 ? o.timeout()
+                                                            : std::chrono::milliseconds(5000);
   if (!o.persistent_workers()) {
     return std::make_shared<detail::WorkerPool>(o.workers(), o.worker_init_fn(), info, grace);
   }
   if (!persistent || persistent->stopped()) {  // (a timeout stops even persistent workers)
-    persistent = std::make_shared<detail::WorkerPool>(o.workers(), o.worker_init_fn(), info,
-                                                      grace);
+    persistent = std::make_shared<detail::WorkerPool>(o.workers(), o.worker_init_fn(), info, grace);
   }
   return persistent;
 }
@@ -163,7 +162,8 @@ std::shared_ptr<detail::WorkerPool> epoch_pool(const DataLoaderOptions& o, const
 }  // namespace
 
 DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options)
-    : map_dataset_(std::move(dataset)), options_(std::move(options)),
+    : map_dataset_(std::move(dataset)),
+      options_(std::move(options)),
       state_(std::make_shared<detail::LoaderState>()) {
   KILN_CHECK_VALUE(map_dataset_ != nullptr, "DataLoader: dataset is null");
   check_options();
@@ -178,7 +178,8 @@ DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions optio
 }
 
 DataLoader::DataLoader(std::shared_ptr<IterableDataset> dataset, DataLoaderOptions options)
-    : iterable_dataset_(std::move(dataset)), options_(std::move(options)),
+    : iterable_dataset_(std::move(dataset)),
+      options_(std::move(options)),
       state_(std::make_shared<detail::LoaderState>()) {
   KILN_CHECK_VALUE(iterable_dataset_ != nullptr, "DataLoader: dataset is null");
   check_options();
@@ -212,8 +213,8 @@ void DataLoader::check_options() const {
   KILN_CHECK_VALUE(!(o.sampler() && o.shuffle()), "sampler option is mutually exclusive with ",
                    "shuffle");
   if (o.batch_sampler()) {
-    KILN_CHECK_VALUE(o.batch_size() == std::optional<int64_t>(1) && !o.shuffle() &&
-                         !o.sampler() && !o.drop_last(),
+    KILN_CHECK_VALUE(o.batch_size() == std::optional<int64_t>(1) && !o.shuffle() && !o.sampler() &&
+                         !o.drop_last(),
                      "batch_sampler option is mutually exclusive with batch_size, shuffle, ",
                      "sampler, and drop_last");
   }
@@ -254,8 +255,8 @@ DataLoader::Iterator DataLoader::begin() {
   spec->info.epoch = s.epoch;
   std::vector<std::vector<int64_t>> plan;
   if (map_dataset_) {
-    plan = make_plan(options_, *sampler_of(options_), s.base_seed, s.epoch,
-                     start.skip_samples, start.skip_batches);
+    plan = make_plan(options_, *sampler_of(options_), s.base_seed, s.epoch, start.skip_samples,
+                     start.skip_batches);
   }
   std::shared_ptr<detail::WorkerPool> pool = epoch_pool(options_, spec->info, persistent_pool_);
   auto run = std::make_shared<detail::EpochRun>(spec, options_, state_, pool,
@@ -305,9 +306,9 @@ void DataLoader::load_state_dict(const Sample& state) {
   if (map_dataset_) {
     const Sampler* sampler = sampler_of(options_);
     int64_t global = saved.samples * saved.replicas;  // checked not to overflow
-    KILN_CHECK_VALUE(global % sampler->num_replicas() == 0, "DataLoader.load_state_dict: ",
-                     global, " samples were delivered across ", saved.replicas,
-                     " replicas, which ", sampler->num_replicas(), " replicas cannot split ",
+    KILN_CHECK_VALUE(global % sampler->num_replicas() == 0, "DataLoader.load_state_dict: ", global,
+                     " samples were delivered across ", saved.replicas, " replicas, which ",
+                     sampler->num_replicas(), " replicas cannot split ",
                      "evenly: resume with the same global batch (batch_size x replicas)");
   } else if (saved_readers != readers && !iterable_dataset_->tracks_provenance()) {
     KILN_CHECK_VALUE(saved_readers > 0, "DataLoader.load_state_dict: a merged state (",

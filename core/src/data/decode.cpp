@@ -108,8 +108,8 @@ FieldPlan FieldPlanner::resolve(const std::string& name) const {
     } else {
       p.decoder = find_decoder(how);
       KILN_CHECK_VALUE(p.decoder != nullptr, "SourceOptions::decode('", n, "', '", how,
-                       "'): no decoder '", how, "' is registered (decoders: ",
-                       registered_names(), "; or \"bytes\", \"text\", \"skip\")");
+                       "'): no decoder '", how, "' is registered (decoders: ", registered_names(),
+                       "; or \"bytes\", \"text\", \"skip\")");
       p.kind = FieldPlan::Kind::Plugin;
     }
     return p;
@@ -138,8 +138,8 @@ void* TensorColumn::slot(int64_t capacity, int64_t slot, ScalarType type, IntArr
   }
   if (!ragged_ok) {
     error = str("stack expects each tensor to be equal size, but got ", IntArrayRef(shape), " ",
-                dtype_name(dtype), " at entry 0 and ", sizes, " ", dtype_name(type),
-                " at entry ", slot, " (pass a collate_fn, or make the samples one size)");
+                dtype_name(dtype), " at entry 0 and ", sizes, " ", dtype_name(type), " at entry ",
+                slot, " (pass a collate_fn, or make the samples one size)");
     return nullptr;
   }
   if (ragged.empty()) {
@@ -154,9 +154,18 @@ void* TensorColumn::slot(int64_t capacity, int64_t slot, ScalarType type, IntArr
 
 ValueBuilder::ValueBuilder(TensorColumn* column, int64_t capacity, int64_t slot)
     : column_(column), capacity_(capacity), slot_(slot) {
-  out_ = kiln_decode_out{sizeof(kiln_decode_out), this, cb_tensor, cb_text, cb_integer,
-                         cb_real, cb_boolean, cb_none, cb_begin_list, cb_begin_map,
-                         cb_key, cb_end};
+  out_ = kiln_decode_out{sizeof(kiln_decode_out),
+                         this,
+                         cb_tensor,
+                         cb_text,
+                         cb_integer,
+                         cb_real,
+                         cb_boolean,
+                         cb_none,
+                         cb_begin_list,
+                         cb_begin_map,
+                         cb_key,
+                         cb_end};
 }
 
 void* ValueBuilder::tensor(int32_t dtype, int32_t ndim, const int64_t* sizes) {
@@ -164,8 +173,8 @@ void* ValueBuilder::tensor(int32_t dtype, int32_t ndim, const int64_t* sizes) {
     if (!error_.empty()) return nullptr;
     if (dtype < 0 || dtype >= kNumScalarTypes || ndim < 0 || ndim > 16 ||
         (ndim > 0 && sizes == nullptr)) {
-      error_ = str("decoder asked for a tensor of dtype code ", dtype, " with ", ndim,
-                   " dimensions");
+      error_ =
+          str("decoder asked for a tensor of dtype code ", dtype, " with ", ndim, " dimensions");
       return nullptr;
     }
     IntArrayRef shape(sizes, static_cast<size_t>(ndim));
@@ -284,8 +293,7 @@ Sample decode_field(const FieldPlan& plan, const char* name, const void* data, s
   *in_column = false;
   switch (plan.kind) {
     case FieldPlan::Kind::Skip: return Sample();
-    case FieldPlan::Kind::Text:
-      return std::string(static_cast<const char*>(data), size);
+    case FieldPlan::Kind::Text: return std::string(static_cast<const char*>(data), size);
     case FieldPlan::Kind::Function:
       return (*plan.function)(static_cast<const uint8_t*>(data), size);
     case FieldPlan::Kind::Bytes: {
@@ -303,8 +311,8 @@ Sample decode_field(const FieldPlan& plan, const char* name, const void* data, s
       if (status != 0) {
         kiln::detail::PluginError error = kiln::detail::take_plugin_failure();
         if (error.message.empty()) {  // the decoder usually names itself
-          error.message = str(plan.decoder->extension, " decoder: ",
-                              b.error().empty() ? "failed (no message)" : b.error());
+          error.message = str(plan.decoder->extension,
+                              " decoder: ", b.error().empty() ? "failed (no message)" : b.error());
         }
         // bytes a decoder cannot read are a ValueError unless it reports another kind
         if (error.kind == KILN_ERROR_OTHER) error.kind = KILN_ERROR_VALUE;

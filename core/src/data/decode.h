@@ -24,7 +24,7 @@ namespace kiln::data::detail {
 struct FieldPlan {
   enum class Kind { Bytes, Text, Skip, Plugin, Function };
   Kind kind = Kind::Bytes;
-  const DecoderEntry* decoder = nullptr;  // Plugin
+  const DecoderEntry* decoder = nullptr;   // Plugin
   const FieldDecoder* function = nullptr;  // Function (owned by the options)
 };
 
@@ -45,8 +45,8 @@ struct TensorColumn {
   Tensor buffer;
   ScalarType dtype = kByte;
   DimVector shape;
-  bool ragged_ok = false;          // raw bytes of other sizes turn the column into a list
-  std::vector<Tensor> ragged;      // entries once it is a list
+  bool ragged_ok = false;      // raw bytes of other sizes turn the column into a list
+  std::vector<Tensor> ragged;  // entries once it is a list
   // Memory for sample `slot` of this shape and dtype; sets `error` and returns null when it does
   // not fit the column.
   void* slot(int64_t capacity, int64_t slot, ScalarType dtype, IntArrayRef shape,

@@ -12,10 +12,15 @@ namespace kiln::data::detail {
 EpochRun::EpochRun(std::shared_ptr<const EpochSpec> spec, const DataLoaderOptions& options,
                    std::shared_ptr<LoaderState> state, std::shared_ptr<WorkerPool> pool,
                    bool persistent, std::vector<std::vector<int64_t>> plan, int64_t first_worker)
-    : spec_(std::move(spec)), options_(options), state_(std::move(state)),
-      pool_(std::move(pool)), persistent_(persistent), plan_(std::move(plan)),
+    : spec_(std::move(spec)),
+      options_(options),
+      state_(std::move(state)),
+      pool_(std::move(pool)),
+      persistent_(persistent),
+      plan_(std::move(plan)),
       iterable_(spec_->iterable_dataset != nullptr),
-      workers_(pool_ ? pool_->size() : 0), prefetch_(options.prefetch_factor()) {
+      workers_(pool_ ? pool_->size() : 0),
+      prefetch_(options.prefetch_factor()) {
   outstanding_.assign(static_cast<size_t>(workers_), 0);
   active_.assign(static_cast<size_t>(std::max<int64_t>(workers_, 1)), true);
   if (iterable_) {
@@ -210,8 +215,7 @@ bool EpochRun::advance_workers() {
     in_flight_ -= 1;
     if (options_.enforce_ordering()) next_deliver_ += 1;
     switch (r.kind) {
-      case Result::Kind::Error:
-        fail(r.error, describe_task(r.seq, r.worker));
+      case Result::Kind::Error: fail(r.error, describe_task(r.seq, r.worker));
       case Result::Kind::End:
         if (active_[static_cast<size_t>(r.worker)]) {
           active_[static_cast<size_t>(r.worker)] = false;
@@ -222,9 +226,7 @@ bool EpochRun::advance_workers() {
           throw Error("DataLoader: internal error: a map-style task ended without a batch");
         }
         continue;
-      case Result::Kind::Batch:
-        deliver(r);
-        return true;
+      case Result::Kind::Batch: deliver(r); return true;
     }
   }
 }

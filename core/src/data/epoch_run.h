@@ -27,8 +27,8 @@ class EpochRun {
   // `pool` is null for an inline loader (workers(0)). `plan` holds the batches' indices of a
   // map-style epoch (one index per entry without batching); empty for iterable datasets.
   EpochRun(std::shared_ptr<const EpochSpec> spec, const DataLoaderOptions& options,
-           std::shared_ptr<LoaderState> state, std::shared_ptr<WorkerPool> pool,
-           bool persistent, std::vector<std::vector<int64_t>> plan, int64_t first_worker);
+           std::shared_ptr<LoaderState> state, std::shared_ptr<WorkerPool> pool, bool persistent,
+           std::vector<std::vector<int64_t>> plan, int64_t first_worker);
   // Stops the epoch (see cancel()).
   ~EpochRun();
   EpochRun(const EpochRun&) = delete;
@@ -70,7 +70,7 @@ class EpochRun {
   int64_t next_seq_ = 0;      // of the next task submitted
   int64_t next_deliver_ = 0;  // of the next result delivered (ordered)
   int64_t delivered_ = 0;
-  int64_t rr_ = 0;            // the worker whose turn is next (iterable)
+  int64_t rr_ = 0;  // the worker whose turn is next (iterable)
   std::vector<int64_t> outstanding_;
   std::vector<bool> active_;
   std::vector<int64_t> seq_worker_;  // the worker of each task, by seq

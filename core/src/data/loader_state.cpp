@@ -40,8 +40,8 @@ void DeliveredSet::add_runs(const Sample& runs) {
       ok = run.list()[i].is_int() && run.list()[i].to_int() >= 0;
     }
     int64_t end = 0;
-    KILN_CHECK_VALUE(ok && !__builtin_add_overflow(run.list()[1].to_int(),
-                                                   run.list()[2].to_int(), &end),
+    KILN_CHECK_VALUE(ok && !__builtin_add_overflow(run.list()[1].to_int(), run.list()[2].to_int(),
+                                                   &end),
                      "take_provenance: expects [shard, first, count] runs of non-negative ",
                      "ints (first + count in int64), got ", run.repr());
     add(run.list()[0].to_int(), run.list()[1].to_int(), run.list()[2].to_int());

@@ -54,17 +54,17 @@ struct SavedState {
   uint64_t base_seed = 0;  // below 2^63
   int64_t batches = 0, samples = 0;
   int64_t workers = 0;
-  int64_t readers = 1;     // max(workers, 1); not written
+  int64_t readers = 1;                // max(workers, 1); not written
   std::optional<int64_t> batch_size;  // none: the loader does not batch
   int64_t replicas = 1;
-  bool merged = false;     // made by merge_states: resumes through `delivered` only
+  bool merged = false;  // made by merge_states: resumes through `delivered` only
   // Iterable datasets, per reader; `per_reader` says whether the state has these fields.
   bool per_reader = false;
   std::vector<int64_t> worker_batches, worker_samples;
   std::vector<bool> exhausted;
   int64_t last_worker = -1;
   DeliveredSet delivered;
-  Sample resumed_from;     // None or a delivered list
+  Sample resumed_from;  // None or a delivered list
 
   // The map state_dict() returns: "version" 1 and the fields above (the per-reader ones when
   // per_reader, "merged" when set).
@@ -84,7 +84,7 @@ struct LoaderState {
   uint64_t base_seed = 0;  // the epoch's seed
   int64_t batches = 0;     // delivered in this epoch
   int64_t samples = 0;
-  int64_t readers = 1;     // workers, or 1 when loading inline
+  int64_t readers = 1;  // workers, or 1 when loading inline
   // iterable datasets: per worker
   std::vector<int64_t> worker_batches, worker_samples;
   std::vector<bool> exhausted;

@@ -75,8 +75,7 @@ void register_decoder(int plugin, const char* extension, kiln_decode_fn fn, void
                "' is already registered by ", kiln::detail::plugin_path(e->plugin),
                "; refused from ", kiln::detail::plugin_path(plugin));
   }
-  r.decoders.push_back(
-      std::make_unique<DecoderEntry>(DecoderEntry{extension, fn, user, plugin}));
+  r.decoders.push_back(std::make_unique<DecoderEntry>(DecoderEntry{extension, fn, user, plugin}));
 }
 
 void unregister_plugin(int plugin) {
@@ -132,9 +131,8 @@ std::vector<DecoderEntry> all_decoders() {
   for (const auto& e : r.decoders) {
     if (e->plugin >= 0) out.push_back(*e);
   }
-  std::sort(out.begin(), out.end(), [](const DecoderEntry& a, const DecoderEntry& b) {
-    return a.extension < b.extension;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const DecoderEntry& a, const DecoderEntry& b) { return a.extension < b.extension; });
   return out;
 }
 

@@ -140,8 +140,8 @@ const Sample& Sample::at(const std::string& key) const {
   if (it == m.end()) {
     std::string keys;
     for (const auto& [k, v] : m) keys += (keys.empty() ? "" : ", ") + k;
-    throw IndexError(kiln::detail::str("Sample: no key '", key, "' (keys: ",
-                                       keys.empty() ? "none" : keys, ")"));
+    throw IndexError(kiln::detail::str("Sample: no key '", key,
+                                       "' (keys: ", keys.empty() ? "none" : keys, ")"));
   }
   return it->second;
 }
@@ -154,8 +154,8 @@ const Sample& Sample::at(int64_t index) const {
   const List& l = list();
   int64_t n = static_cast<int64_t>(l.size());
   int64_t i = index < 0 ? index + n : index;
-  KILN_CHECK_INDEX(i >= 0 && i < n, "Sample: index ", index, " is out of range for a list of ",
-                   n, " items");
+  KILN_CHECK_INDEX(i >= 0 && i < n, "Sample: index ", index, " is out of range for a list of ", n,
+                   " items");
   return l[static_cast<size_t>(i)];
 }
 
@@ -182,8 +182,6 @@ std::string Sample::repr() const {
   return out.str();
 }
 
-std::ostream& operator<<(std::ostream& out, const Sample& sample) {
-  return out << sample.repr();
-}
+std::ostream& operator<<(std::ostream& out, const Sample& sample) { return out << sample.repr(); }
 
 }  // namespace kiln::data

@@ -41,14 +41,16 @@ std::vector<int64_t> SequentialSampler::indices(uint64_t, int64_t) const {
 
 RandomSampler::RandomSampler(int64_t size, bool replacement, std::optional<int64_t> num_samples,
                              std::optional<uint64_t> seed)
-    : size_(size), replacement_(replacement), num_samples_(num_samples.value_or(size)),
+    : size_(size),
+      replacement_(replacement),
+      num_samples_(num_samples.value_or(size)),
       seed_(seed) {
   KILN_CHECK_VALUE(size >= 0, "RandomSampler: size must be non-negative, got ", size);
   KILN_CHECK_VALUE(num_samples_ > 0 || (!num_samples && size == 0), "RandomSampler: num_samples ",
                    "should be a positive integer value, but got num_samples=", num_samples_);
-  KILN_CHECK_VALUE(replacement || !num_samples || *num_samples <= size, "RandomSampler: ",
-                   "num_samples=", num_samples_, " exceeds the dataset size ", size,
-                   " without replacement");
+  KILN_CHECK_VALUE(replacement || !num_samples || *num_samples <= size,
+                   "RandomSampler: ", "num_samples=", num_samples_, " exceeds the dataset size ",
+                   size, " without replacement");
   KILN_CHECK_VALUE(!replacement || size > 0, "RandomSampler: cannot draw with replacement from ",
                    "an empty dataset");
 }
@@ -69,7 +71,11 @@ std::vector<int64_t> RandomSampler::indices(uint64_t seed, int64_t epoch) const 
 
 DistributedSampler::DistributedSampler(int64_t size, int64_t num_replicas, int64_t rank,
                                        bool shuffle, uint64_t seed, bool drop_last)
-    : size_(size), num_replicas_(num_replicas), rank_(rank), shuffle_(shuffle), seed_(seed),
+    : size_(size),
+      num_replicas_(num_replicas),
+      rank_(rank),
+      shuffle_(shuffle),
+      seed_(seed),
       drop_last_(drop_last) {
   KILN_CHECK_VALUE(size >= 0, "DistributedSampler: size must be non-negative, got ", size);
   KILN_CHECK_VALUE(num_replicas > 0, "DistributedSampler: num_replicas must be positive, got ",

@@ -57,8 +57,8 @@ class Fields {
 
  private:
   void check_range(const char* key, int64_t v, int64_t lo, int64_t hi) const {
-    KILN_CHECK_VALUE(v >= lo && v <= hi, who_, ": '", key, "' is ", v, ", expected ", lo,
-                     " .. ", hi);
+    KILN_CHECK_VALUE(v >= lo && v <= hi, who_, ": '", key, "' is ", v, ", expected ", lo, " .. ",
+                     hi);
   }
 
   const Sample& state_;

@@ -45,11 +45,11 @@ SourceDataset::SourceDataset(std::string scheme, std::string spec, SourceOptions
   s.options = std::move(options);
   KILN_CHECK_VALUE(s.options.world_size() > 0, s.label(), ": world_size must be positive, got ",
                    s.options.world_size());
-  KILN_CHECK_VALUE(s.options.rank() >= 0 && s.options.rank() < s.options.world_size(),
-                   s.label(), ": Invalid rank ", s.options.rank(),
-                   ", rank should be in the interval [0, ", s.options.world_size() - 1, "]");
-  KILN_CHECK_VALUE(s.options.shuffle_buffer() >= 0 && s.options.shuffle_initial() >= 0,
-                   s.label(), ": the shuffle buffer and its initial fill must be non-negative");
+  KILN_CHECK_VALUE(s.options.rank() >= 0 && s.options.rank() < s.options.world_size(), s.label(),
+                   ": Invalid rank ", s.options.rank(), ", rank should be in the interval [0, ",
+                   s.options.world_size() - 1, "]");
+  KILN_CHECK_VALUE(s.options.shuffle_buffer() >= 0 && s.options.shuffle_initial() >= 0, s.label(),
+                   ": the shuffle buffer and its initial fill must be non-negative");
   s.source = detail::find_source(s.scheme);
   KILN_CHECK_VALUE(s.source != nullptr, "open: no data source for scheme '", s.scheme,
                    "' (sources: ", scheme_list(), ")");
@@ -60,12 +60,11 @@ SourceDataset::SourceDataset(std::string scheme, std::string spec, SourceOptions
     }
     ListContext ctx{&s.shards};
     kiln::detail::take_plugin_error();
-    kiln_status status = s.source->ops->list_shards(s.source->self, item.c_str(), emit_shard,
-                                                    &ctx);
+    kiln_status status = s.source->ops->list_shards(s.source->self, item.c_str(), emit_shard, &ctx);
     if (status != 0) {
       std::string why = kiln::detail::take_plugin_error();
-      throw Error(str(s.label(), ": cannot list '", item, "': ",
-                      why.empty() ? "(no message)" : why));
+      throw Error(str(s.label(), ": cannot list '", item,
+                      "': ", why.empty() ? "(no message)" : why));
     }
   }
   KILN_CHECK(!s.shards.empty(), s.label(), ": the spec names no shard");

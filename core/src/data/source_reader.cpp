@@ -36,7 +36,6 @@ void OwnedSample::assign(const RawRef& r, FieldPlanner& planner) {
   offsets.resize(n);
 }
 
-
 RawRef OwnedSample::view() {
   refs.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
@@ -62,8 +61,11 @@ void apply_policy(ErrorPolicy policy, const std::string& message) {
 
 SourceReader::SourceReader(std::shared_ptr<SourceState> state, std::vector<int64_t> shards,
                            const WorkerInfo& worker, FieldPlanner& planner)
-    : state_(std::move(state)), opts_(state_->options), planner_(planner),
-      plan_(std::move(shards)), exclude_(state_->exclude()),
+    : state_(std::move(state)),
+      opts_(state_->options),
+      planner_(planner),
+      plan_(std::move(shards)),
+      exclude_(state_->exclude()),
       rng_(opts_.seed() ? mix_seed(mix_seed(*opts_.seed(), static_cast<uint64_t>(worker.epoch)),
                                    static_cast<uint64_t>(opts_.rank()) * 1000003u +
                                        static_cast<uint64_t>(worker.id))
@@ -86,10 +88,9 @@ bool SourceReader::excluded(int64_t shard, int64_t ordinal) {
   const auto* ranges = exclude_->ranges(shard);
   if (ranges == nullptr) return false;
   // the last range that begins at or before `ordinal`
-  auto it = std::upper_bound(ranges->begin(), ranges->end(), ordinal,
-                             [](int64_t o, const std::pair<int64_t, int64_t>& r) {
-                               return o < r.first;
-                             });
+  auto it =
+      std::upper_bound(ranges->begin(), ranges->end(), ordinal,
+                       [](int64_t o, const std::pair<int64_t, int64_t>& r) { return o < r.first; });
   return it != ranges->begin() && ordinal < std::prev(it)->second;
 }
 
@@ -120,17 +121,17 @@ bool SourceReader::read_source(RawRef& out) {
     }
     if (status != KILN_SAMPLE_OK) {
       std::string why = kiln::detail::take_plugin_error();
-      std::string message = str(state_->label(), ": shard '", shard_name(shard_), "': ",
-                                why.empty() ? "read error (no message)" : why);
+      std::string message = str(state_->label(), ": shard '", shard_name(shard_),
+                                "': ", why.empty() ? "read error (no message)" : why);
       if (status == KILN_SAMPLE_SKIP) {
         ++ordinal_;
         apply_policy(opts_.on_error(), message);
         continue;
       }
       close_reader();
-      apply_policy(opts_.on_error(), message + (opts_.on_error() == ErrorPolicy::Raise
-                                                    ? ""
-                                                    : " (rest of shard lost)"));
+      apply_policy(opts_.on_error(),
+                   message +
+                       (opts_.on_error() == ErrorPolicy::Raise ? "" : " (rest of shard lost)"));
       continue;
     }
     int64_t ordinal = ordinal_++;

@@ -20,16 +20,18 @@ using kiln::detail::str;
 // One field of a batch being built.
 struct Column {
   std::string name;
-  TensorColumn tensors;   // when the values are top-level tensors (written in place)
+  TensorColumn tensors;        // when the values are top-level tensors (written in place)
   std::vector<Sample> values;  // otherwise, one per committed sample
-  bool seen = false;      // in the sample being decoded
+  bool seen = false;           // in the sample being decoded
 };
 
 class SourceStream : public SampleStream {
  public:
   SourceStream(std::shared_ptr<SourceState> state, std::vector<int64_t> shards,
                const WorkerInfo& worker)
-      : state_(std::move(state)), opts_(state_->options), planner_(opts_),
+      : state_(std::move(state)),
+        opts_(state_->options),
+        planner_(opts_),
         reader_(state_, std::move(shards), worker, planner_) {}
 
   std::optional<Sample> next() override {
@@ -44,8 +46,8 @@ class SourceStream : public SampleStream {
           if (p.kind == FieldPlan::Kind::Skip) continue;
           current_field_ = &f;
           bool in_column = false;
-          m.emplace(f.name, decode_field(p, f.name, f.data, static_cast<size_t>(f.size), nullptr,
-                                         1, 0, &in_column));
+          m.emplace(f.name, decode_field(p, f.name, f.data, static_cast<size_t>(f.size), nullptr, 1,
+                                         0, &in_column));
         }
         current_field_ = nullptr;
         if (opts_.meta()) {

@@ -154,9 +154,9 @@ class Parser {
     size_t start = i_;
     bool is_double = false;
     if (i_ < t_.size() && t_[i_] == '-') ++i_;
-    while (i_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[i_])) ||
-                              t_[i_] == '.' || t_[i_] == 'e' || t_[i_] == 'E' || t_[i_] == '+' ||
-                              (t_[i_] == '-' && i_ > start))) {
+    while (i_ < t_.size() &&
+           (std::isdigit(static_cast<unsigned char>(t_[i_])) || t_[i_] == '.' || t_[i_] == 'e' ||
+            t_[i_] == 'E' || t_[i_] == '+' || (t_[i_] == '-' && i_ > start))) {
       is_double |= t_[i_] == '.' || t_[i_] == 'e' || t_[i_] == 'E';
       ++i_;
     }

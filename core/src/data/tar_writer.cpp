@@ -80,16 +80,15 @@ std::string encode_npy(const Tensor& tensor) {
     case kHalf: descr = "<f2"; break;
     case kFloat: descr = "<f4"; break;
     case kDouble: descr = "<f8"; break;
-    default:
-      throw TypeError(str("encode_npy: NumPy has no ", dtype_name(t.dtype()), " dtype"));
+    default: throw TypeError(str("encode_npy: NumPy has no ", dtype_name(t.dtype()), " dtype"));
   }
   std::string shape = "(";
   for (int64_t s : t.sizes()) shape += std::to_string(s) + ", ";
   if (t.dim() > 1) shape.resize(shape.size() - 2);
   if (t.dim() == 1) shape.resize(shape.size() - 1);
   shape += ")";
-  std::string dict = str("{'descr': '", descr, "', 'fortran_order': False, 'shape': ", shape,
-                         ", }");
+  std::string dict =
+      str("{'descr': '", descr, "', 'fortran_order': False, 'shape': ", shape, ", }");
   size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');
   dict += '\n';
@@ -105,13 +104,15 @@ std::string encode_npy(const Tensor& tensor) {
 
 TarShardWriter::TarShardWriter(std::string pattern, int64_t max_size, int64_t max_count,
                                int64_t first_index)
-    : pattern_(std::move(pattern)), max_size_(max_size), max_count_(max_count),
+    : pattern_(std::move(pattern)),
+      max_size_(max_size),
+      max_count_(max_count),
       next_index_(first_index) {
   KILN_CHECK_VALUE(max_size > 0 && max_count > 0, "TarShardWriter: max_size and max_count must ",
                    "be positive");
   size_t percent = pattern_.find('%');
-  KILN_CHECK_VALUE(percent != std::string::npos && pattern_.find('%', percent + 1) ==
-                                                       std::string::npos,
+  KILN_CHECK_VALUE(percent != std::string::npos &&
+                       pattern_.find('%', percent + 1) == std::string::npos,
                    "TarShardWriter: the pattern '", pattern_, "' needs one integer ",
                    "conversion for the shard number, as \"train-%06d.tar\"");
   size_t conv = pattern_.find_first_not_of("0123456789-+ #", percent + 1);
@@ -206,8 +207,8 @@ void TarShardWriter::write(const Sample& sample) {
         bool npy = name.size() >= 3 && name.compare(name.size() - 3, 3, "npy") == 0;
         if (t.dtype() == kByte && !npy) {
           Tensor c = t.cpu().contiguous();
-          fields.emplace_back(name, std::string(static_cast<const char*>(c.data_ptr()),
-                                                c.nbytes()));
+          fields.emplace_back(name,
+                              std::string(static_cast<const char*>(c.data_ptr()), c.nbytes()));
         } else {
           fields.emplace_back(name, encode_npy(t));
         }
@@ -238,8 +239,8 @@ void TarShardWriter::close() {
     throw Error(str("TarShardWriter: cannot write '", tmp_path_, "': ", std::strerror(errno)));
   }
   if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-    throw Error(str("TarShardWriter: cannot rename '", tmp_path_, "' to '", path_, "': ",
-                    std::strerror(errno)));
+    throw Error(str("TarShardWriter: cannot rename '", tmp_path_, "' to '", path_,
+                    "': ", std::strerror(errno)));
   }
   shards_.push_back(path_);
 }

@@ -40,8 +40,7 @@ void TaskLoader::load_indices(const EpochSpec& spec, const Task& task, Result& r
       try {
         samples.push_back(ds.get(i));
       } catch (...) {
-        rethrow_with_context(std::current_exception(), kiln::detail::str("sample index ", i,
-                                                                         ": "));
+        rethrow_with_context(std::current_exception(), kiln::detail::str("sample index ", i, ": "));
       }
     }
     result.batch = spec.collate_fn(std::move(samples));
@@ -51,8 +50,8 @@ void TaskLoader::load_indices(const EpochSpec& spec, const Task& task, Result& r
   result.samples = static_cast<int64_t>(task.indices.size());
 }
 
-void TaskLoader::open_stream(const std::shared_ptr<const EpochSpec>& spec,
-                             const WorkerInfo& worker, uint64_t token) {
+void TaskLoader::open_stream(const std::shared_ptr<const EpochSpec>& spec, const WorkerInfo& worker,
+                             uint64_t token) {
   reset();
   stream_spec_ = spec;
   stream_token_ = token;

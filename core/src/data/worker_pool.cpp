@@ -174,7 +174,8 @@ int64_t WorkerPool::shutdown() {
     kiln::detail::warn(kiln::detail::str(
         "DataLoader: worker ", id, " (of ", workers_, ") did not stop within ", grace_.count(),
         " ms (stuck in its dataset?): it is abandoned and ends on its own when the call it is "
-        "in returns (", abandoned_workers(), " abandoned worker thread(s) still running)"));
+        "in returns (",
+        abandoned_workers(), " abandoned worker thread(s) still running)"));
   }
   return static_cast<int64_t>(stuck.size());
 }

@@ -10,8 +10,8 @@
 #include <kiln/data/dataloader_options.h>
 #include <kiln/data/dataset.h>
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -27,13 +27,13 @@ namespace kiln::data::detail {
 // What every worker needs to know about one epoch. Immutable once the epoch has begun.
 struct EpochSpec {
   uint64_t token = 0;
-  std::shared_ptr<Dataset> map_dataset;            // one of the two
+  std::shared_ptr<Dataset> map_dataset;  // one of the two
   std::shared_ptr<IterableDataset> iterable_dataset;
-  std::optional<int64_t> batch_size;               // nullopt: no batching
+  std::optional<int64_t> batch_size;  // nullopt: no batching
   bool drop_last = false;
-  CollateFn collate_fn;                            // empty: collate()
-  WorkerInfo info;                                 // id and seed are set per worker
-  std::vector<int64_t> skip;                       // iterable: samples worker w skips first
+  CollateFn collate_fn;       // empty: collate()
+  WorkerInfo info;            // id and seed are set per worker
+  std::vector<int64_t> skip;  // iterable: samples worker w skips first
   bool track_provenance = false;
   std::optional<Device> pin_device;
 };

@@ -33,8 +33,8 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   return total;
 }
 
-double clip_grad_norm_(std::initializer_list<Tensor> parameters, double max_norm,
-                       double norm_type, bool error_if_nonfinite) {
+double clip_grad_norm_(std::initializer_list<Tensor> parameters, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
   return clip_grad_norm_(std::vector<Tensor>(parameters), max_norm, norm_type, error_if_nonfinite);
 }
 

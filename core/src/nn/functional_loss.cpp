@@ -65,8 +65,8 @@ Tensor nll(const char* op, const Tensor& input, const Tensor& target, const Tens
     int64_t low = min(safe).item<int64_t>(), high = max(safe).item<int64_t>();
     int64_t bad = low < 0 ? low : high;
     KILN_CHECK_INDEX(low >= 0 && high < classes, op, ": Target ", bad, " is out of bounds (",
-                     "expected class indices in [0, ", classes, ") or ignore_index ",
-                     ignore_index, ")");
+                     "expected class indices in [0, ", classes, ") or ignore_index ", ignore_index,
+                     ")");
   }
   Tensor picked = gather(input, dim, safe.unsqueeze(dim)).squeeze(dim);
   Tensor w = valid.to(input.dtype());

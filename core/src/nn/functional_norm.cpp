@@ -30,8 +30,8 @@ Tensor layer_norm_composite(const LayerNormOp&, const Tensor& input, IntArrayRef
                   "got ", dtype_name(input.dtype()));
   for (const Tensor* t : {&weight, &bias}) {
     KILN_CHECK_VALUE(!t->defined() || t->sizes().equals(normalized_shape), "layer_norm: expected ",
-                     t == &weight ? "weight" : "bias", " of size ", normalized_shape,
-                     ", but got ", t->sizes());
+                     t == &weight ? "weight" : "bias", " of size ", normalized_shape, ", but got ",
+                     t->sizes());
   }
   DimVector dims;
   for (int64_t i = 0; i < k; ++i) dims.push_back(input.dim() - k + i);
@@ -79,9 +79,8 @@ void update_running(const Tensor& running_mean, const Tensor& running_var, const
 }
 
 // batch_norm's checks; returns the number of values per channel.
-int64_t check_batch_norm(const Tensor& input, const Tensor& running_mean,
-                         const Tensor& running_var, const Tensor& weight, const Tensor& bias,
-                         bool training) {
+int64_t check_batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                         const Tensor& weight, const Tensor& bias, bool training) {
   KILN_CHECK_VALUE(input.dim() >= 2, "batch_norm: expected an input [N, C, ...] of at least 2 ",
                    "dimensions, but got input of size ", input.sizes());
   KILN_CHECK_TYPE(input.is_floating_point(), "batch_norm: expected a floating point input, but ",
@@ -102,22 +101,20 @@ int64_t check_batch_norm(const Tensor& input, const Tensor& running_mean,
 Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                        const Tensor& weight, const Tensor& bias, bool training, double momentum,
                        double eps) {
-  const int64_t count =
-      check_batch_norm(input, running_mean, running_var, weight, bias, training);
+  const int64_t count = check_batch_norm(input, running_mean, running_var, weight, bias, training);
   if (training && detail::fused_batch_norm_available(input, weight, bias)) {
     auto [out, mean, var] = detail::batch_norm_train(input, weight, bias, eps, /*relu=*/true);
     update_running(running_mean, running_var, mean, var, count, momentum);
     return out;
   }
-  return kiln::relu(
-      batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps));
+  return kiln::relu(batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                               eps));
 }
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
-  const int64_t count =
-      check_batch_norm(input, running_mean, running_var, weight, bias, training);
+  const int64_t count = check_batch_norm(input, running_mean, running_var, weight, bias, training);
   const int64_t channels = input.size(1);
   DimVector shape(static_cast<size_t>(input.dim()), 1), dims;
   shape[1] = channels;

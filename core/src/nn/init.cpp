@@ -70,7 +70,8 @@ Tensor xavier_uniform_(Tensor tensor, double gain) {
 
 Tensor xavier_normal_(Tensor tensor, double gain) {
   auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
-  return normal_(std::move(tensor), 0, gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)));
+  return normal_(std::move(tensor), 0,
+                 gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)));
 }
 
 }  // namespace kiln::nn::init

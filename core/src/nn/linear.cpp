@@ -10,8 +10,8 @@
 namespace kiln::nn {
 
 LinearImpl::LinearImpl(const LinearOptions& options) : options(options) {
-  KILN_CHECK_VALUE(options.in_features() >= 0 && options.out_features() >= 0, "Linear: ",
-                   "in_features and out_features must be non-negative (got ",
+  KILN_CHECK_VALUE(options.in_features() >= 0 && options.out_features() >= 0,
+                   "Linear: ", "in_features and out_features must be non-negative (got ",
                    options.in_features(), " and ", options.out_features(), ")");
   weight = register_parameter("weight", empty({options.out_features(), options.in_features()}));
   bias = register_parameter("bias", options.bias() ? empty({options.out_features()}) : Tensor(),
@@ -43,8 +43,7 @@ Tensor FlattenImpl::forward(const Tensor& input) {
 }
 
 void FlattenImpl::pretty_print(std::ostream& stream) const {
-  stream << "Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim()
-         << ")";
+  stream << "Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim() << ")";
 }
 
 }  // namespace kiln::nn

@@ -21,7 +21,8 @@ std::string class_name(const std::type_info& type) {
   size_t colon = name.rfind("::", template_start);
   if (colon != std::string::npos) name = name.substr(colon + 2);
   const std::string impl = "Impl";
-  if (name.size() > impl.size() && name.compare(name.size() - impl.size(), impl.size(), impl) == 0) {
+  if (name.size() > impl.size() &&
+      name.compare(name.size() - impl.size(), impl.size(), impl) == 0) {
     name.resize(name.size() - impl.size());
   }
   return name;
@@ -86,21 +87,22 @@ Tensor& Module::register_buffer(std::string name, Tensor tensor) {
 
 void Module::add_child(std::string name, std::shared_ptr<Module> module) {
   check_new_name(name, "submodule");
-  KILN_CHECK_VALUE(module != nullptr, this->name(), ": cannot register an empty submodule \"",
-                   name, "\"");
+  KILN_CHECK_VALUE(module != nullptr, this->name(), ": cannot register an empty submodule \"", name,
+                   "\"");
   children_.emplace_back(std::move(name), std::move(module));
 }
 
 void Module::replace_child(const std::string& name, std::shared_ptr<Module> module) {
-  KILN_CHECK_VALUE(module != nullptr, this->name(), ": cannot register an empty submodule \"",
-                   name, "\"");
+  KILN_CHECK_VALUE(module != nullptr, this->name(), ": cannot register an empty submodule \"", name,
+                   "\"");
   for (auto& child : children_) {
     if (child.first == name) {
       child.second = std::move(module);
       return;
     }
   }
-  throw IndexError(::kiln::detail::str(this->name(), ": no submodule named \"", name, "\" to replace"));
+  throw IndexError(::kiln::detail::str(this->name(), ": no submodule named \"", name,
+                                       "\" to replace"));
 }
 
 namespace {
@@ -135,13 +137,15 @@ std::vector<Tensor> values(const std::vector<std::pair<std::string, Tensor>>& na
 }  // namespace
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
-  return collect(*this, recurse, [](const Module& m) -> const auto& { return m.parameters_; });
+  return collect(
+      *this, recurse, [](const Module& m) -> const auto& { return m.parameters_; });
 }
 std::vector<Tensor> Module::parameters(bool recurse) const {
   return values(named_parameters(recurse));
 }
 std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
-  return collect(*this, recurse, [](const Module& m) -> const auto& { return m.buffers_; });
+  return collect(
+      *this, recurse, [](const Module& m) -> const auto& { return m.buffers_; });
 }
 std::vector<Tensor> Module::buffers(bool recurse) const { return values(named_buffers(recurse)); }
 

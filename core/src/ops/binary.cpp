@@ -81,13 +81,13 @@ Tensor larger_share(const Tensor& g, const Tensor& mine, const Tensor& other) {
 
 // The same for `self op alpha * other` (add, sub), whose d/dother the family kernel scales by
 // alpha.
-#define KILN_ALPHA(name, subtract, autocast, ...)                                               \
-  AlphaOp name##_op(#name, #name "(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",      \
-                    alpha_backend<subtract>);                                                  \
-  AlphaOp name##__op(#name "_",                                                                \
-                     #name "_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)",   \
-                     alpha_inplace_backend<subtract>, true, &name##_op);                       \
-  const OperatorEntry<Tensor(const Tensor&, const Tensor&, const Scalar&)> name##_entry(       \
+#define KILN_ALPHA(name, subtract, autocast, ...)                                            \
+  AlphaOp name##_op(#name, #name "(Tensor self, Tensor other, Scalar alpha=1) -> Tensor",    \
+                    alpha_backend<subtract>);                                                \
+  AlphaOp name##__op(#name "_",                                                              \
+                     #name "_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)", \
+                     alpha_inplace_backend<subtract>, true, &name##_op);                     \
+  const OperatorEntry<Tensor(const Tensor&, const Tensor&, const Scalar&)> name##_entry(     \
       name##_op, &name##__op, autocast, __VA_ARGS__)
 
 using T = const Tensor&;
@@ -139,11 +139,15 @@ Tensor wrap_for(const Tensor& a, const Scalar& s) {
 
 using detail::wrap_for;
 
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return detail::add_op(a, b, alpha); }
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return detail::add_op(a, b, alpha);
+}
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return detail::add_op(a, wrap_for(a, b), alpha);
 }
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return detail::sub_op(a, b, alpha); }
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return detail::sub_op(a, b, alpha);
+}
 Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) {
   return detail::sub_op(a, wrap_for(a, b), alpha);
 }

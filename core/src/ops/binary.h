@@ -86,12 +86,11 @@ Tensor wrap_for(const Tensor& a, const Scalar& s);
 
 // name_op, name__op (in-place) and their entry: `rule` a Rule, `autocast` an AutocastPolicy, then
 // the BackwardFormula (name, saves a, saves b, saves result, d/da, d/db) or no_backward.
-#define KILN_BINARY(name, rule, autocast, ...)                                                  \
-  BinaryOp name##_op(#name, #name "(Tensor self, Tensor other) -> Tensor",                     \
-                     binary_backend<rule>);                                                    \
-  BinaryOp name##__op(#name "_", #name "_(Tensor(a!) self, Tensor other) -> Tensor(a!)",       \
-                      binary_inplace_backend<rule>, true, &name##_op);                         \
-  const OperatorEntry<Tensor(const Tensor&, const Tensor&)> name##_entry(                      \
-      name##_op, &name##__op, autocast, __VA_ARGS__)
+#define KILN_BINARY(name, rule, autocast, ...)                                                    \
+  BinaryOp name##_op(#name, #name "(Tensor self, Tensor other) -> Tensor", binary_backend<rule>); \
+  BinaryOp name##__op(#name "_", #name "_(Tensor(a!) self, Tensor other) -> Tensor(a!)",          \
+                      binary_inplace_backend<rule>, true, &name##_op);                            \
+  const OperatorEntry<Tensor(const Tensor&, const Tensor&)> name##_entry(name##_op, &name##__op,  \
+                                                                         autocast, __VA_ARGS__)
 
 }  // namespace kiln::detail

@@ -29,8 +29,8 @@ struct ConvParams {
                      "supported (got padding=", p, ")");
     KILN_CHECK_VALUE(dilation[0] > 0 && dilation[1] > 0, op, ": dilation should be greater ",
                      "than zero (got dilation=", d, ")");
-    KILN_CHECK_VALUE(groups > 0, op, ": non-positive groups is not supported (got groups=",
-                     groups, ")");
+    KILN_CHECK_VALUE(groups > 0, op, ": non-positive groups is not supported (got groups=", groups,
+                     ")");
   }
 
   static void expand(const char* op, const char* what, IntArrayRef v, int64_t* out) {
@@ -41,15 +41,18 @@ struct ConvParams {
   }
 
   Attrs attrs() const {
-    return Attrs().list("stride", {stride, 2}).list("padding", {padding, 2})
-        .list("dilation", {dilation, 2}).i64("groups", groups);
+    return Attrs()
+        .list("stride", {stride, 2})
+        .list("padding", {padding, 2})
+        .list("dilation", {dilation, 2})
+        .i64("groups", groups);
   }
 };
 
 void check_floating_pair(const char* op, const char* a_name, const Tensor& a, const char* b_name,
                          const Tensor& b) {
-  KILN_CHECK_TYPE(a.is_floating_point(), op, ": expected a floating point ", a_name,
-                  ", but got ", dtype_name(a.dtype()));
+  KILN_CHECK_TYPE(a.is_floating_point(), op, ": expected a floating point ", a_name, ", but got ",
+                  dtype_name(a.dtype()));
   KILN_CHECK_TYPE(a.dtype() == b.dtype(), op, ": expected ", a_name, " and ", b_name, " to have ",
                   "the same dtype, but got ", dtype_name(a.dtype()), " and ",
                   dtype_name(b.dtype()));
@@ -66,12 +69,12 @@ DimVector conv_output_sizes(const char* op, IntArrayRef input, IntArrayRef weigh
                    "weight to be divisible by ", p.groups, " at dimension 0, but got weight of ",
                    "size ", weight, " instead");
   int64_t channels = 0;
-  KILN_CHECK_VALUE(!__builtin_mul_overflow(weight[1], p.groups, &channels), op, ": given groups=",
-                   p.groups, " and weight of size ", weight, ", the input channels (weight ",
-                   "size 1 * groups) overflow int64");
+  KILN_CHECK_VALUE(!__builtin_mul_overflow(weight[1], p.groups, &channels), op,
+                   ": given groups=", p.groups, " and weight of size ", weight,
+                   ", the input channels (weight ", "size 1 * groups) overflow int64");
   KILN_CHECK_VALUE(input[1] == channels, op, ": given groups=", p.groups, ", weight of size ",
-                   weight, ", expected input", input, " to have ", channels,
-                   " channels, but got ", input[1], " channels instead");
+                   weight, ", expected input", input, " to have ", channels, " channels, but got ",
+                   input[1], " channels instead");
   // padded input and dilated kernel sizes, overflow-checked: padding and dilation are the
   // caller's numbers
   int64_t padded[2], extent[2];
@@ -86,8 +89,8 @@ DimVector conv_output_sizes(const char* op, IntArrayRef input, IntArrayRef weigh
   }
   for (int d = 0; d < 2; ++d) {
     KILN_CHECK_VALUE(padded[d] >= extent[d], op, ": calculated padded input size per channel: (",
-                     padded[0], " x ", padded[1], "). Kernel size: (", extent[0], " x ",
-                     extent[1], "). Kernel size can't be greater than actual input size");
+                     padded[0], " x ", padded[1], "). Kernel size: (", extent[0], " x ", extent[1],
+                     "). Kernel size can't be greater than actual input size");
   }
   // padded >= extent >= 1 - dilation, so the difference fits unless a kernel size is 0
   int64_t out[2];
@@ -166,14 +169,18 @@ Tensor backward_weight_backend(const ConvBackwardOp& op, const Tensor& grad_outp
 
 }  // namespace
 
-ConvOp conv2d_op("conv2d", "conv2d(Tensor input, Tensor weight, Tensor? bias, int[2] stride, "
-                 "int[2] padding, int[2] dilation, int groups) -> Tensor", conv2d_backend);
+ConvOp conv2d_op("conv2d",
+                 "conv2d(Tensor input, Tensor weight, Tensor? bias, int[2] stride, "
+                 "int[2] padding, int[2] dilation, int groups) -> Tensor",
+                 conv2d_backend);
 ConvBackwardOp conv2d_backward_input_op(
-    "conv2d_backward_input", "conv2d_backward_input(Tensor grad_output, Tensor weight, "
+    "conv2d_backward_input",
+    "conv2d_backward_input(Tensor grad_output, Tensor weight, "
     "int[4] input_sizes, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor",
     backward_input_backend);
 ConvBackwardOp conv2d_backward_weight_op(
-    "conv2d_backward_weight", "conv2d_backward_weight(Tensor grad_output, Tensor input, "
+    "conv2d_backward_weight",
+    "conv2d_backward_weight(Tensor grad_output, Tensor input, "
     "int[4] weight_sizes, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor",
     backward_weight_backend);
 
@@ -267,8 +274,7 @@ Tensor backward_input_autograd(const ConvBackwardOp& op, const Tensor& grad_outp
       [c, w_sizes](FunctionNode& n, const std::vector<Tensor>& g) {
         std::vector<Tensor> grads(2);
         if (n.needs_input_grad(0)) {
-          grads[0] = conv2d(g[0], n.saved(1), Tensor(), c.stride, c.padding, c.dilation,
-                            c.groups);
+          grads[0] = conv2d(g[0], n.saved(1), Tensor(), c.stride, c.padding, c.dilation, c.groups);
         }
         if (n.needs_input_grad(1)) {
           grads[1] = conv2d_backward_weight(n.saved(0), g[0], w_sizes, c.stride, c.padding,
@@ -299,8 +305,7 @@ Tensor backward_weight_autograd(const ConvBackwardOp& op, const Tensor& grad_out
       [c, x_sizes](FunctionNode& n, const std::vector<Tensor>& g) {
         std::vector<Tensor> grads(2);
         if (n.needs_input_grad(0)) {
-          grads[0] = conv2d(n.saved(1), g[0], Tensor(), c.stride, c.padding, c.dilation,
-                            c.groups);
+          grads[0] = conv2d(n.saved(1), g[0], Tensor(), c.stride, c.padding, c.dilation, c.groups);
         }
         if (n.needs_input_grad(1)) {
           grads[1] = conv2d_backward_input(n.saved(0), g[0], x_sizes, c.stride, c.padding,

@@ -40,8 +40,12 @@ void copy_across_devices(const Tensor& dst, const Tensor& src) {
   if (s.dtype() != dst.dtype()) target = empty_tensor(dst.sizes(), s.dtype(), dst.device());
   DeviceTypeRecord& r = require_device(target.device(), "copy_");
   DimVector strides = contiguous_strides(target.sizes());
-  kiln_tensor from{host.data(), static_cast<int32_t>(s.dtype()), static_cast<int32_t>(s.dim()),
-                   s.sizes().data(), strides.data(), {KILN_DEVICE_HOST, 0}};
+  kiln_tensor from{host.data(),
+                   static_cast<int32_t>(s.dtype()),
+                   static_cast<int32_t>(s.dim()),
+                   s.sizes().data(),
+                   strides.data(),
+                   {KILN_DEVICE_HOST, 0}};
   kiln_tensor to = describe(target);
   if (r.ops->copy(r.self, &to, &from) != 0) {
     throw Error(str("copy_ from ", src.device().str(), " to ", dst.device().str(), ": ",
@@ -51,15 +55,16 @@ void copy_across_devices(const Tensor& dst, const Tensor& src) {
 }
 
 Tensor copy_backend(const CopyOp& op, const Tensor& self, const Tensor& src) {
-  KILN_CHECK_VALUE(broadcast_dims(self.sizes(), src.sizes()).vec() == self.sizes().vec(),
-                   op.name(), ": the source of shape ", src.sizes(),
+  KILN_CHECK_VALUE(broadcast_dims(self.sizes(), src.sizes()).vec() == self.sizes().vec(), op.name(),
+                   ": the source of shape ", src.sizes(),
                    " cannot be broadcast to the destination's shape ", self.sizes());
   check_no_internal_overlap(op.name(), self);
   if (self.numel() == 0) return self;
   if (self.device() == src.device()) {
     Tensor s = src;
-    if (overlaps(self, src) && !(self.is_same_storage(src) && self.strides().equals(src.strides()) &&
-                                 self.storage_offset() == src.storage_offset())) {
+    if (overlaps(self, src) &&
+        !(self.is_same_storage(src) && self.strides().equals(src.strides()) &&
+          self.storage_offset() == src.storage_offset())) {
       s = src.clone();  // partial overlap: read everything before writing
     }
     Tensor expanded = s.sizes().equals(self.sizes()) ? s : s.expand(self.sizes());

@@ -85,8 +85,8 @@ bool can_cast(ScalarType from, ScalarType to) {
 
 // PyTorch's C++ names of the dtypes, which its message for a failed in-place cast uses.
 const char* torch_type_name(ScalarType t) {
-  static const char* const names[kNumScalarTypes] = {
-      "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+  static const char* const names[kNumScalarTypes] = {"Bool", "Byte", "Char",     "Short", "Int",
+                                                     "Long", "Half", "BFloat16", "Float", "Double"};
   return names[static_cast<int>(t)];
 }
 }  // namespace
@@ -124,7 +124,9 @@ ScalarType result_type(const Tensor& a, const Tensor& b) {
   return detail::result_type_of({&a, &b});
 }
 
-ScalarType result_type(const Tensor& a, const Scalar& b) { return detail::scalar_result_type(a, b); }
+ScalarType result_type(const Tensor& a, const Scalar& b) {
+  return detail::scalar_result_type(a, b);
+}
 
 }  // namespace kiln
 
@@ -147,8 +149,7 @@ DimVector broadcast_dims(IntArrayRef a, IntArrayRef b) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     KILN_CHECK_VALUE(da == db || da == 1 || db == 1, "The size of tensor a (", da,
-                     ") must match the size of tensor b (", db, ") at non-singleton dimension ",
-                     i);
+                     ") must match the size of tensor b (", db, ") at non-singleton dimension ", i);
     out[i] = da == 1 ? db : da;
   }
   return out;

@@ -81,8 +81,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
   bool integral = start.is_integral(true) && end.is_integral(true) && step.is_integral(true);
   ScalarType dtype = options.dtype_or(integral ? kLong : default_float_dtype());
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
-  KILN_CHECK_VALUE(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: ", s,
-                   " -> ", e);
+  KILN_CHECK_VALUE(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: ", s, " -> ",
+                   e);
   KILN_CHECK_VALUE(st != 0, "arange: step must be nonzero");
   KILN_CHECK_VALUE(std::isfinite(st), "arange: step must be finite, got ", st);
   KILN_CHECK_VALUE((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger ",
@@ -92,18 +92,20 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
     __int128 first = start.to_long(), span = __int128{end.to_long()} - first;
     __int128 by = step.to_long();
     __int128 count = (span + by - (by > 0 ? 1 : -1)) / by;
-    KILN_CHECK_VALUE(count <= std::numeric_limits<int64_t>::max(), "arange: the range ", s,
-                     " -> ", e, " with step ", st, " has more than 2^63 - 1 elements");
+    KILN_CHECK_VALUE(count <= std::numeric_limits<int64_t>::max(), "arange: the range ", s, " -> ",
+                     e, " with step ", st, " has more than 2^63 - 1 elements");
     auto value = [&](int64_t i) { return static_cast<int64_t>(first + i * by); };
-    return finish(from_host<int64_t>("arange", static_cast<int64_t>(count),
-                                     options.dtype(dtype), value), options);
+    return finish(from_host<int64_t>("arange", static_cast<int64_t>(count), options.dtype(dtype),
+                                     value),
+                  options);
   }
   double count = std::ceil((e - s) / st);
-  KILN_CHECK_VALUE(count < 0x1p63, "arange: the range ", s, " -> ", e, " with step ", st,
-                   " has ", count, " elements, more than 2^63 - 1");
+  KILN_CHECK_VALUE(count < 0x1p63, "arange: the range ", s, " -> ", e, " with step ", st, " has ",
+                   count, " elements, more than 2^63 - 1");
   auto value = [&](int64_t i) { return s + static_cast<double>(i) * st; };
   return finish(from_host<double>("arange", static_cast<int64_t>(count), options.dtype(dtype),
-                                  value), options);
+                                  value),
+                options);
 }
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
@@ -136,8 +138,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {
   return from_blob(data, sizes, detail::contiguous_strides(sizes), options);
 }
 
-Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,
-                 const TensorOptions& options) {
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
   KILN_CHECK_VALUE(sizes.size() == strides.size(), "from_blob: sizes ", sizes, " and strides ",
                    strides, " differ in length");
   ScalarType dtype = options.dtype_or(default_float_dtype());
@@ -151,11 +152,11 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides,
                __builtin_add_overflow(extent, span, &extent);
   }
   size_t nbytes = 0;
-  overflow = overflow || __builtin_mul_overflow(static_cast<size_t>(extent), element_size(dtype),
-                                                &nbytes);
+  overflow = overflow ||
+             __builtin_mul_overflow(static_cast<size_t>(extent), element_size(dtype), &nbytes);
   KILN_CHECK_VALUE(!overflow && nbytes <= static_cast<size_t>(std::numeric_limits<int64_t>::max()),
-                   "from_blob: sizes ", sizes, " and strides ", strides, " of ",
-                   dtype_name(dtype), " span more than 2^63 - 1 bytes");
+                   "from_blob: sizes ", sizes, " and strides ", strides, " of ", dtype_name(dtype),
+                   " span more than 2^63 - 1 bytes");
   auto storage = std::make_shared<Storage>(options.device(), data, nbytes, nullptr);
   return finish(detail::make_tensor(std::move(storage), sizes, strides, 0, dtype), options);
 }

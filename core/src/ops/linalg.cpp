@@ -9,8 +9,8 @@ namespace detail {
 namespace {
 
 using MatOp = Operator<Tensor(const Tensor&, const Tensor&)>;
-using AddmmOp = Operator<Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&,
-                                const Scalar&)>;
+using AddmmOp =
+    Operator<Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&)>;
 
 void check_matmul_operands(const char* op, const Tensor& a, const Tensor& b, int64_t rank) {
   KILN_CHECK_VALUE(a.dim() == rank && b.dim() == rank, op, ": expected ", rank, "-D tensors, ",
@@ -34,8 +34,8 @@ Tensor mm_backend(const MatOp& op, const Tensor& a, const Tensor& b) {
 
 Tensor bmm_backend(const MatOp& op, const Tensor& a, const Tensor& b) {
   check_matmul_operands(op.name(), a, b, 3);
-  KILN_CHECK_VALUE(a.sizes()[0] == b.sizes()[0], op.name(), ": batch sizes differ (",
-                   a.sizes(), " and ", b.sizes(), ")");
+  KILN_CHECK_VALUE(a.sizes()[0] == b.sizes()[0], op.name(), ": batch sizes differ (", a.sizes(),
+                   " and ", b.sizes(), ")");
   KILN_CHECK_VALUE(a.sizes()[2] == b.sizes()[1], op.name(), ": expected size ", a.sizes()[2],
                    " for dimension 1 of batch2, but got ", b.sizes()[1], " (shapes ", a.sizes(),
                    " and ", b.sizes(), ")");
@@ -64,8 +64,10 @@ Tensor addmm_backend(const AddmmOp& op, const Tensor& self, const Tensor& a, con
 
 MatOp& mm_op = mm_op_decl;
 MatOp bmm_op("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor", bmm_backend);
-AddmmOp addmm_op("addmm", "addmm(Tensor self, Tensor mat1, Tensor mat2, Scalar beta=1, "
-                 "Scalar alpha=1) -> Tensor", addmm_backend, false);
+AddmmOp addmm_op("addmm",
+                 "addmm(Tensor self, Tensor mat1, Tensor mat2, Scalar beta=1, "
+                 "Scalar alpha=1) -> Tensor",
+                 addmm_backend, false);
 
 }  // namespace detail
 

@@ -13,9 +13,9 @@ namespace {
 
 using TrainOp = Operator<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&,
                                                             const Tensor&, double, bool)>;
-using BackwardOp = Operator<std::tuple<Tensor, Tensor, Tensor>(
-    const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-    bool)>;
+using BackwardOp =
+    Operator<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
+                                                const Tensor&, const Tensor&, const Tensor&, bool)>;
 
 // The dtype of statistics, weight and bias for an input of dtype d.
 ScalarType stats_dtype(ScalarType d) { return d == kDouble ? kDouble : kFloat; }

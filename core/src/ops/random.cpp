@@ -52,8 +52,8 @@ Tensor uniform_backend(const UniformOp& op, const Tensor& self, double a, double
 }
 
 Tensor random_backend(const RandomOp& op, const Tensor& self, int64_t low, int64_t high) {
-  KILN_CHECK_VALUE(low < high, op.name(), ": expects 'from' to be less than 'to', but got from=",
-                   low, " >= to=", high);
+  KILN_CHECK_VALUE(low < high, op.name(),
+                   ": expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   if (self.dtype() == kBool) throw_dtype_unsupported(op.name(), self.dtype());
   check_no_internal_overlap(op.name(), self);
   if (self.numel() == 0) return self;
@@ -70,10 +70,14 @@ Tensor random_backend(const RandomOp& op, const Tensor& self, int64_t low, int64
 
 }  // namespace
 
-UniformOp uniform__op("uniform_", "uniform_(Tensor(a!) self, float from=0, float to=1) -> "
-                      "Tensor(a!)", uniform_backend);
-UniformOp normal__op("normal_", "normal_(Tensor(a!) self, float mean=0, float std=1) -> "
-                     "Tensor(a!)", uniform_backend);
+UniformOp uniform__op("uniform_",
+                      "uniform_(Tensor(a!) self, float from=0, float to=1) -> "
+                      "Tensor(a!)",
+                      uniform_backend);
+UniformOp normal__op("normal_",
+                     "normal_(Tensor(a!) self, float mean=0, float std=1) -> "
+                     "Tensor(a!)",
+                     uniform_backend);
 RandomOp random__op("random_", "random_(Tensor(a!) self, int from, int to) -> Tensor(a!)",
                     random_backend);
 
@@ -140,17 +144,19 @@ Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& options) {
 }
 
 Tensor rand_like(const Tensor& t, const TensorOptions& options) {
-  return rand(t.sizes(), options.dtype(options.dtype_or(t.dtype()))
-                             .device(options.device_opt().value_or(t.device())));
+  return rand(
+      t.sizes(),
+      options.dtype(options.dtype_or(t.dtype())).device(options.device_opt().value_or(t.device())));
 }
 Tensor randn_like(const Tensor& t, const TensorOptions& options) {
-  return randn(t.sizes(), options.dtype(options.dtype_or(t.dtype()))
-                              .device(options.device_opt().value_or(t.device())));
+  return randn(
+      t.sizes(),
+      options.dtype(options.dtype_or(t.dtype())).device(options.device_opt().value_or(t.device())));
 }
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options) {
-  return randint(low, high, t.sizes(),
-                 options.dtype(options.dtype_or(t.dtype()))
-                     .device(options.device_opt().value_or(t.device())));
+  return randint(
+      low, high, t.sizes(),
+      options.dtype(options.dtype_or(t.dtype())).device(options.device_opt().value_or(t.device())));
 }
 
 }  // namespace kiln

@@ -90,8 +90,7 @@ Tensor extreme_backend(const ReduceOp& op, const Tensor& x, IntArrayRef dims, bo
   return reduce(op, x, dims, keepdim, x.dtype(), x.dtype());
 }
 
-Tensor logical_reduce_backend(const ReduceOp& op, const Tensor& x, IntArrayRef dims,
-                              bool keepdim) {
+Tensor logical_reduce_backend(const ReduceOp& op, const Tensor& x, IntArrayRef dims, bool keepdim) {
   return reduce(op, x, dims, keepdim, kBool, kBool);
 }
 
@@ -112,10 +111,14 @@ std::tuple<Tensor, Tensor> arg_reduce_backend(const ArgReduceOp& op, const Tenso
 
 }  // namespace
 
-SumOp sum_op("sum", "sum(Tensor self, int[] dim, bool keepdim=False, ScalarType? dtype=None) -> "
-             "Tensor", sum_backend);
-SumOp prod_op("prod", "prod(Tensor self, int[] dim, bool keepdim=False, ScalarType? dtype=None) "
-              "-> Tensor", sum_backend);
+SumOp sum_op("sum",
+             "sum(Tensor self, int[] dim, bool keepdim=False, ScalarType? dtype=None) -> "
+             "Tensor",
+             sum_backend);
+SumOp prod_op("prod",
+              "prod(Tensor self, int[] dim, bool keepdim=False, ScalarType? dtype=None) "
+              "-> Tensor",
+              sum_backend);
 ReduceOp amax_op("amax", "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
                  extreme_backend);
 ReduceOp amin_op("amin", "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
@@ -124,10 +127,14 @@ ReduceOp all_op("all", "all(Tensor self, int[] dim, bool keepdim=False) -> Tenso
                 logical_reduce_backend);
 ReduceOp any_op("any", "any(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
                 logical_reduce_backend);
-ArgReduceOp max_dim_op("max_dim", "max.dim(Tensor self, int dim, bool keepdim=False) -> "
-                       "(Tensor values, Tensor indices)", arg_reduce_backend);
-ArgReduceOp min_dim_op("min_dim", "min.dim(Tensor self, int dim, bool keepdim=False) -> "
-                       "(Tensor values, Tensor indices)", arg_reduce_backend);
+ArgReduceOp max_dim_op("max_dim",
+                       "max.dim(Tensor self, int dim, bool keepdim=False) -> "
+                       "(Tensor values, Tensor indices)",
+                       arg_reduce_backend);
+ArgReduceOp min_dim_op("min_dim",
+                       "min.dim(Tensor self, int dim, bool keepdim=False) -> "
+                       "(Tensor values, Tensor indices)",
+                       arg_reduce_backend);
 
 }  // namespace detail
 
@@ -169,12 +176,12 @@ Tensor amin(const Tensor& x, IntArrayRef dims, bool keepdim) {
 }
 Tensor max(const Tensor& x) {
   KILN_CHECK_INDEX(x.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() "
-                   "== 0. Specify the reduction dim with the 'dim' argument.");
+                                  "== 0. Specify the reduction dim with the 'dim' argument.");
   return amax(x);
 }
 Tensor min(const Tensor& x) {
   KILN_CHECK_INDEX(x.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() "
-                   "== 0. Specify the reduction dim with the 'dim' argument.");
+                                  "== 0. Specify the reduction dim with the 'dim' argument.");
   return amin(x);
 }
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {
@@ -238,7 +245,8 @@ Tensor norm(const Tensor& x, const Scalar& p, IntArrayRef dims, bool keepdim) {
   double order = p.to_double();
   if (order == 2) return sqrt(sum(x * x, dims, keepdim));
   if (order == 1) return sum(abs(x), dims, keepdim);
-  if (std::isinf(order)) return order > 0 ? amax(abs(x), dims, keepdim) : amin(abs(x), dims, keepdim);
+  if (std::isinf(order))
+    return order > 0 ? amax(abs(x), dims, keepdim) : amin(abs(x), dims, keepdim);
   if (order == 0) return sum(ne(x, 0).to(x.dtype()), dims, keepdim);
   return pow(sum(pow(abs(x), p), dims, keepdim), 1.0 / order);
 }
@@ -298,8 +306,8 @@ Tensor extreme_autograd(const ReduceOp& op, const Tensor& x, IntArrayRef dims, b
   Tensor out = below(op, x, dims, keepdim);
   DimVector sizes(x.sizes()), d = reduced_dims(op.name(), x, dims);
   auto node = autograd::detail::record(
-      op.name()[1] == 'm' && op.name()[2] == 'a' ? "AmaxBackward0" : "AminBackward0", {&x},
-      {&out}, [sizes, d, keepdim](FunctionNode& n, const std::vector<Tensor>& g) {
+      op.name()[1] == 'm' && op.name()[2] == 'a' ? "AmaxBackward0" : "AminBackward0", {&x}, {&out},
+      [sizes, d, keepdim](FunctionNode& n, const std::vector<Tensor>& g) {
         Tensor x = n.saved(0);
         Tensor mask = eq(x, expand_reduced(n.saved(1), sizes, d, keepdim)).to(g[0].dtype());
         Tensor count = d.empty() ? ones_like(mask) : sum(mask, d, /*keepdim=*/true);
@@ -313,12 +321,12 @@ Tensor extreme_autograd(const ReduceOp& op, const Tensor& x, IntArrayRef dims, b
 }
 
 // max/min along dim: the gradient goes to the index that was picked.
-std::tuple<Tensor, Tensor> arg_reduce_autograd(const ArgReduceOp& op, const Tensor& x,
-                                               int64_t dim, bool keepdim) {
+std::tuple<Tensor, Tensor> arg_reduce_autograd(const ArgReduceOp& op, const Tensor& x, int64_t dim,
+                                               bool keepdim) {
   auto [values, indices] = below(op, x, dim, keepdim);
   if (x.dim() == 0) {
-    autograd::detail::record_simple("MaxBackward0", x, values,
-                                    [](const Tensor& g) { return g; }, false);
+    autograd::detail::record_simple(
+        "MaxBackward0", x, values, [](const Tensor& g) { return g; }, false);
     return {values, indices};
   }
   int64_t d = wrap_dim(dim, x.dim(), op.name());

@@ -77,10 +77,14 @@ Tensor scatter_add_backend(const AccumulateOp& op, const Tensor& self, int64_t d
 
 }  // namespace
 
-AccumulateOp index_add_op("index_add", "index_add(Tensor self, int dim, Tensor index, "
-                          "Tensor source) -> Tensor", index_add_backend);
-AccumulateOp scatter_add_op("scatter_add", "scatter_add(Tensor self, int dim, Tensor index, "
-                            "Tensor src) -> Tensor", scatter_add_backend);
+AccumulateOp index_add_op("index_add",
+                          "index_add(Tensor self, int dim, Tensor index, "
+                          "Tensor source) -> Tensor",
+                          index_add_backend);
+AccumulateOp scatter_add_op("scatter_add",
+                            "scatter_add(Tensor self, int dim, Tensor index, "
+                            "Tensor src) -> Tensor",
+                            scatter_add_backend);
 
 }  // namespace detail
 

@@ -54,10 +54,11 @@ Tensor index_select_backend(const IndexOp& op, const Tensor& x, int64_t dim, con
 
 }  // namespace
 
-IndexOp gather_op("gather", "gather(Tensor self, int dim, Tensor index) -> Tensor",
-                  gather_backend);
-IndexOp index_select_op("index_select", "index_select(Tensor self, int dim, Tensor index) -> "
-                        "Tensor", index_select_backend);
+IndexOp gather_op("gather", "gather(Tensor self, int dim, Tensor index) -> Tensor", gather_backend);
+IndexOp index_select_op("index_select",
+                        "index_select(Tensor self, int dim, Tensor index) -> "
+                        "Tensor",
+                        index_select_backend);
 
 }  // namespace detail
 
@@ -138,8 +139,9 @@ Tensor cat_impl(TensorList tensors, int64_t dim) {
     KILN_CHECK_VALUE(t.device() == ref->device(), "cat(): expected all tensors to be on the same ",
                      "device, but found ", ref->device().str(), " and ", t.device().str());
     if (t.dim() == 1 && t.numel() == 0) continue;
-    KILN_CHECK_VALUE(t.dim() == ref->dim(), "cat(): Tensors must have same number of dimensions: ",
-                     "got ", ref->dim(), " and ", t.dim());
+    KILN_CHECK_VALUE(t.dim() == ref->dim(),
+                     "cat(): Tensors must have same number of dimensions: ", "got ", ref->dim(),
+                     " and ", t.dim());
     for (int64_t d = 0; d < t.dim(); ++d) {
       KILN_CHECK_VALUE(d == dim || t.sizes()[d] == ref->sizes()[d], "cat(): Sizes of tensors must ",
                        "match except in dimension ", dim, ". Expected size ", ref->sizes()[d],
@@ -245,7 +247,9 @@ Tensor triu(const Tensor& x, int64_t diagonal) {
 }
 
 Tensor Tensor::repeat(IntArrayRef repeats) const { return kiln::repeat(*this, repeats); }
-Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return kiln::gather(*this, dim, index); }
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
+  return kiln::gather(*this, dim, index);
+}
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
   return kiln::index_select(*this, dim, index);
 }

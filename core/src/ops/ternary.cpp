@@ -84,16 +84,17 @@ Tensor where_autograd(const WhereOp& op, const Tensor& cond, const Tensor& a, co
     out = op(cond, a, b);
   }
   DimVector as(a.sizes()), bs(b.sizes());
-  auto node = autograd::detail::record(
-      "WhereBackward0", {&a, &b}, {&out},
-      [as, bs](FunctionNode& n, const std::vector<Tensor>& g) {
-        Tensor c = n.saved(0);
-        Tensor zero = zeros_like(g[0]);
-        std::vector<Tensor> grads(2);
-        if (n.needs_input_grad(0)) grads[0] = sum_to(where(c, g[0], zero), as);
-        if (n.needs_input_grad(1)) grads[1] = sum_to(where(c, zero, g[0]), bs);
-        return grads;
-      });
+  auto node = autograd::detail::record("WhereBackward0", {&a, &b}, {&out},
+                                       [as, bs](FunctionNode& n, const std::vector<Tensor>& g) {
+                                         Tensor c = n.saved(0);
+                                         Tensor zero = zeros_like(g[0]);
+                                         std::vector<Tensor> grads(2);
+                                         if (n.needs_input_grad(0))
+                                           grads[0] = sum_to(where(c, g[0], zero), as);
+                                         if (n.needs_input_grad(1))
+                                           grads[1] = sum_to(where(c, zero, g[0]), bs);
+                                         return grads;
+                                       });
   if (node) node->save(cond);
   return out;
 }
@@ -105,14 +106,15 @@ Tensor clamp_autograd(const ClampOp& op, const Tensor& x, const std::optional<Sc
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     out = op(x, min, max);
   }
-  auto node = autograd::detail::record(
-      "ClampBackward1", {&x}, {&out}, [min, max](FunctionNode& n, const std::vector<Tensor>& g) {
-        Tensor self = n.saved(0);
-        Tensor inside = ones_like(self, TensorOptions().dtype(kBool));
-        if (min) inside = logical_and(inside, ge(self, *min));
-        if (max) inside = logical_and(inside, le(self, *max));
-        return std::vector<Tensor>{g[0] * inside};
-      });
+  auto node = autograd::detail::record("ClampBackward1", {&x}, {&out},
+                                       [min, max](FunctionNode& n, const std::vector<Tensor>& g) {
+                                         Tensor self = n.saved(0);
+                                         Tensor inside =
+                                             ones_like(self, TensorOptions().dtype(kBool));
+                                         if (min) inside = logical_and(inside, ge(self, *min));
+                                         if (max) inside = logical_and(inside, le(self, *max));
+                                         return std::vector<Tensor>{g[0] * inside};
+                                       });
   if (node) node->save(x);
   return out;
 }
@@ -159,8 +161,12 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
   return detail::clamp_op(x, min, max);
 }
-Tensor clamp_min(const Tensor& x, const Scalar& min) { return detail::clamp_op(x, min, std::nullopt); }
-Tensor clamp_max(const Tensor& x, const Scalar& max) { return detail::clamp_op(x, std::nullopt, max); }
+Tensor clamp_min(const Tensor& x, const Scalar& min) {
+  return detail::clamp_op(x, min, std::nullopt);
+}
+Tensor clamp_max(const Tensor& x, const Scalar& max) {
+  return detail::clamp_op(x, std::nullopt, max);
+}
 
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   detail::clamp__op(*this, min, max);

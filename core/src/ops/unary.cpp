@@ -71,15 +71,15 @@ using T = const Tensor&;  // the formulas' arguments
 // The operator objects detail::name_op and detail::name__op (in-place), their entry, and the
 // public function kiln::name: `rule` a UnaryRule, `autocast` an AutocastPolicy, then the
 // BackwardFormula (name, saves self, saves result, formula) or no_backward.
-#define KILN_UNARY(name, rule, autocast, ...)                                                   \
-  namespace detail {                                                                           \
-  UnaryOp name##_op(#name, #name "(Tensor self) -> Tensor", unary_backend<rule>);              \
-  UnaryOp name##__op(#name "_", #name "_(Tensor(a!) self) -> Tensor(a!)",                       \
-                     unary_inplace_backend<rule>, true, &name##_op);                           \
-  const OperatorEntry<Tensor(const Tensor&)> name##_entry(name##_op, &name##__op, autocast,    \
-                                                          __VA_ARGS__);                        \
-  }                                                                                            \
-  Tensor name(const Tensor& x) { return detail::name##_op(x); }                                \
+#define KILN_UNARY(name, rule, autocast, ...)                                               \
+  namespace detail {                                                                        \
+  UnaryOp name##_op(#name, #name "(Tensor self) -> Tensor", unary_backend<rule>);           \
+  UnaryOp name##__op(#name "_", #name "_(Tensor(a!) self) -> Tensor(a!)",                   \
+                     unary_inplace_backend<rule>, true, &name##_op);                        \
+  const OperatorEntry<Tensor(const Tensor&)> name##_entry(name##_op, &name##__op, autocast, \
+                                                          __VA_ARGS__);                     \
+  }                                                                                         \
+  Tensor name(const Tensor& x) { return detail::name##_op(x); }                             \
   static_assert(true, "the entry ends with a semicolon")
 
 KILN_UNARY(neg, kNegate, kNoCast, {"NegBackward0", false, false, [](T g, T, T) { return neg(g); }});
@@ -97,19 +97,19 @@ KILN_UNARY(expm1, kFloating, kFp32OffCpu,
            {"Expm1Backward0", false, true, [](T g, T, T result) { return g * (result + 1); }});
 KILN_UNARY(sqrt, kFloating, kNoCast,
            {"SqrtBackward0", false, true, [](T g, T, T result) { return g / (result * 2); }});
-KILN_UNARY(rsqrt, kFloating, kFp32OffCpu,
-           {"RsqrtBackward0", false, true,
-            [](T g, T, T result) { return g * pow(result, 3) * -0.5; }});
+KILN_UNARY(rsqrt, kFloating, kFp32OffCpu, {"RsqrtBackward0", false, true, [](T g, T, T result) {
+                                             return g * pow(result, 3) * -0.5;
+                                           }});
 KILN_UNARY(sin, kFloating, kNoCast,
            {"SinBackward0", true, false, [](T g, T self, T) { return g * cos(self); }});
 KILN_UNARY(cos, kFloating, kNoCast,
            {"CosBackward0", true, false, [](T g, T self, T) { return -g * sin(self); }});
-KILN_UNARY(tanh, kFloating, kNoCast,
-           {"TanhBackward0", false, true,
-            [](T g, T, T result) { return g * (1 - result * result); }});
-KILN_UNARY(sigmoid, kFloating, kNoCast,
-           {"SigmoidBackward0", false, true,
-            [](T g, T, T result) { return g * result * (1 - result); }});
+KILN_UNARY(tanh, kFloating, kNoCast, {"TanhBackward0", false, true, [](T g, T, T result) {
+                                        return g * (1 - result * result);
+                                      }});
+KILN_UNARY(sigmoid, kFloating, kNoCast, {"SigmoidBackward0", false, true, [](T g, T, T result) {
+                                           return g * result * (1 - result);
+                                         }});
 KILN_UNARY(relu, kKeepNoBool, kNoCast,
            {"ReluBackward0", false, true, [](T g, T, T result) { return g * gt(result, 0); }});
 KILN_UNARY(bitwise_not, kIntegral, kNoCast, no_backward);

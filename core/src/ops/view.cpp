@@ -201,8 +201,7 @@ Tensor as_strided_backend(const StridedOp& op, const Tensor& x, IntArrayRef size
   int64_t last = offset;  // the last element addressed, unless it overflows
   bool overflow = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    KILN_CHECK_VALUE(strides[i] >= 0, op.name(), ": negative stride ", strides[i], " in ",
-                     strides);
+    KILN_CHECK_VALUE(strides[i] >= 0, op.name(), ": negative stride ", strides[i], " in ", strides);
     int64_t span = 0;
     if (sizes[i] > 0) {
       overflow = overflow || __builtin_mul_overflow(sizes[i] - 1, strides[i], &span) ||
@@ -395,8 +394,9 @@ Tensor reshape_autograd(const ViewOp& op, const Tensor& x, IntArrayRef sizes) {
   Tensor out = below(op, x, sizes);
   DimVector in_sizes(x.sizes());
   bool view = out.is_same_storage(x);
-  record_simple(op.name() == std::string("view") ? "ViewBackward0" : "ReshapeAliasBackward0", x,
-                out, [in_sizes](const Tensor& g) { return g.reshape(in_sizes); }, view);
+  record_simple(
+      op.name() == std::string("view") ? "ViewBackward0" : "ReshapeAliasBackward0", x, out,
+      [in_sizes](const Tensor& g) { return g.reshape(in_sizes); }, view);
   return out;
 }
 
@@ -413,15 +413,16 @@ Tensor permute_autograd(const ViewOp& op, const Tensor& x, IntArrayRef dims) {
   Tensor out = below(op, x, dims);
   DimVector inverse(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) inverse[wrap_dim(dims[i], x.dim(), "permute")] = i;
-  record_simple("PermuteBackward0", x, out,
-                [inverse](const Tensor& g) { return g.permute(inverse); }, true);
+  record_simple(
+      "PermuteBackward0", x, out, [inverse](const Tensor& g) { return g.permute(inverse); }, true);
   return out;
 }
 
 Tensor transpose_autograd(const DimsOp& op, const Tensor& x, int64_t d0, int64_t d1) {
   Tensor out = below(op, x, d0, d1);
-  record_simple("TransposeBackward0", x, out,
-                [d0, d1](const Tensor& g) { return g.transpose(d0, d1); }, true);
+  record_simple(
+      "TransposeBackward0", x, out, [d0, d1](const Tensor& g) { return g.transpose(d0, d1); },
+      true);
   return out;
 }
 
@@ -442,9 +443,12 @@ Tensor place_into_zeros(const Tensor& g, IntArrayRef sizes, const Part& part) {
 Tensor select_autograd(const DimsOp& op, const Tensor& x, int64_t dim, int64_t index) {
   Tensor out = below(op, x, dim, index);
   DimVector sizes(x.sizes());
-  record_simple("SelectBackward0", x, out, [sizes, dim, index](const Tensor& g) {
-    return place_into_zeros(g, sizes, [=](const Tensor& t) { return t.select(dim, index); });
-  }, true);
+  record_simple(
+      "SelectBackward0", x, out,
+      [sizes, dim, index](const Tensor& g) {
+        return place_into_zeros(g, sizes, [=](const Tensor& t) { return t.select(dim, index); });
+      },
+      true);
   return out;
 }
 
@@ -452,10 +456,13 @@ Tensor narrow_autograd(const NarrowOp& op, const Tensor& x, int64_t dim, int64_t
                        int64_t length) {
   Tensor out = below(op, x, dim, start, length);
   DimVector sizes(x.sizes());
-  record_simple("NarrowBackward0", x, out, [sizes, dim, start, length](const Tensor& g) {
-    return place_into_zeros(g, sizes,
-                            [=](const Tensor& t) { return t.narrow(dim, start, length); });
-  }, true);
+  record_simple(
+      "NarrowBackward0", x, out,
+      [sizes, dim, start, length](const Tensor& g) {
+        return place_into_zeros(g, sizes,
+                                [=](const Tensor& t) { return t.narrow(dim, start, length); });
+      },
+      true);
   return out;
 }
 
@@ -463,34 +470,37 @@ Tensor slice_autograd(const SliceOp& op, const Tensor& x, int64_t dim, std::opti
                       std::optional<int64_t> end, int64_t step) {
   Tensor out = below(op, x, dim, start, end, step);
   DimVector sizes(x.sizes());
-  record_simple("SliceBackward0", x, out, [sizes, dim, start, end, step](const Tensor& g) {
-    return place_into_zeros(g, sizes,
-                            [=](const Tensor& t) { return t.slice(dim, start, end, step); });
-  }, true);
+  record_simple(
+      "SliceBackward0", x, out,
+      [sizes, dim, start, end, step](const Tensor& g) {
+        return place_into_zeros(g, sizes,
+                                [=](const Tensor& t) { return t.slice(dim, start, end, step); });
+      },
+      true);
   return out;
 }
 
 Tensor unsqueeze_autograd(const DimOp& op, const Tensor& x, int64_t dim) {
   Tensor out = below(op, x, dim);
   DimVector sizes(x.sizes());
-  record_simple("UnsqueezeBackward0", x, out,
-                [sizes](const Tensor& g) { return g.reshape(sizes); }, true);
+  record_simple(
+      "UnsqueezeBackward0", x, out, [sizes](const Tensor& g) { return g.reshape(sizes); }, true);
   return out;
 }
 
 Tensor squeeze_dim_autograd(const DimOp& op, const Tensor& x, int64_t dim) {
   Tensor out = below(op, x, dim);
   DimVector sizes(x.sizes());
-  record_simple("SqueezeBackward1", x, out, [sizes](const Tensor& g) { return g.reshape(sizes); },
-                true);
+  record_simple(
+      "SqueezeBackward1", x, out, [sizes](const Tensor& g) { return g.reshape(sizes); }, true);
   return out;
 }
 
 Tensor squeeze_autograd(const UnaryViewOp& op, const Tensor& x) {
   Tensor out = below(op, x);
   DimVector sizes(x.sizes());
-  record_simple("SqueezeBackward0", x, out, [sizes](const Tensor& g) { return g.reshape(sizes); },
-                true);
+  record_simple(
+      "SqueezeBackward0", x, out, [sizes](const Tensor& g) { return g.reshape(sizes); }, true);
   return out;
 }
 

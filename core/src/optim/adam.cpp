@@ -49,10 +49,10 @@ void AdamOptionsBase<Derived>::validate() const {
   double beta2 = std::get<1>(betas_);
   KILN_CHECK_VALUE(lr_ >= 0.0, who, ": Invalid learning rate: ", lr_);
   KILN_CHECK_VALUE(eps_ >= 0.0, who, ": Invalid epsilon value: ", eps_);
-  KILN_CHECK_VALUE(beta1 >= 0.0 && beta1 < 1.0, who, ": Invalid beta parameter at index 0: ",
-                   beta1);
-  KILN_CHECK_VALUE(beta2 >= 0.0 && beta2 < 1.0, who, ": Invalid beta parameter at index 1: ",
-                   beta2);
+  KILN_CHECK_VALUE(beta1 >= 0.0 && beta1 < 1.0, who,
+                   ": Invalid beta parameter at index 0: ", beta1);
+  KILN_CHECK_VALUE(beta2 >= 0.0 && beta2 < 1.0, who,
+                   ": Invalid beta parameter at index 1: ", beta2);
   KILN_CHECK_VALUE(weight_decay_ >= 0.0, who, ": Invalid weight_decay value: ", weight_decay_);
 }
 
@@ -109,8 +109,14 @@ struct AdamStep {
 
 template <class Options>
 AdamStep adam_step_of(const Options& o, bool decoupled) {
-  return {o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.eps(), o.weight_decay(),
-          o.amsgrad(), o.maximize(), decoupled};
+  return {o.lr(),
+          std::get<0>(o.betas()),
+          std::get<1>(o.betas()),
+          o.eps(),
+          o.weight_decay(),
+          o.amsgrad(),
+          o.maximize(),
+          decoupled};
 }
 
 void adam_update(Tensor& p, AdamParamState& st, const AdamStep& c) {

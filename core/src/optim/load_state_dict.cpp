@@ -47,8 +47,9 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
     const std::vector<Tensor>& params = param_groups_[g].params();
     KILN_CHECK_VALUE(saved.params.size() == params.size(), name_,
                      ": loaded state dict contains a parameter group that doesn't match the size "
-                     "of optimizer's group (group ", g, " has ", saved.params.size(),
-                     " parameters in the state dict and ", params.size(), " in the optimizer)");
+                     "of optimizer's group (group ",
+                     g, " has ", saved.params.size(), " parameters in the state dict and ",
+                     params.size(), " in the optimizer)");
     for (size_t i = 0; i < params.size(); ++i) {
       KILN_CHECK_VALUE(params_by_index.emplace(saved.params[i], params[i]).second, name_,
                        ": loaded state dict lists parameter ", saved.params[i], " twice");
@@ -58,8 +59,8 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
       group_options->set_values(saved.options);
       group_options->validate();
     } catch (const Error& e) {
-      throw ValueError(detail::str(name_, ": parameter group ", g, " of the loaded state dict: ",
-                                   e.what()));
+      throw ValueError(detail::str(name_, ": parameter group ", g,
+                                   " of the loaded state dict: ", e.what()));
     }
     options.push_back(std::move(group_options));
   }

@@ -47,8 +47,10 @@ void LRScheduler::load_state_dict(const LRSchedulerStateDict& state_dict) {
   const size_t groups = base_lrs_.size();
   KILN_CHECK_VALUE(state_dict.base_lrs.size() == groups && state_dict.last_lr.size() == groups,
                    "LRScheduler.load_state_dict: the state has ", state_dict.base_lrs.size(),
-                   " base rates and ", state_dict.last_lr.size(), " last rates, but the "
-                   "scheduler has ", groups, " parameter groups");
+                   " base rates and ", state_dict.last_lr.size(),
+                   " last rates, but the "
+                   "scheduler has ",
+                   groups, " parameter groups");
   KILN_CHECK_VALUE(state_dict.last_epoch >= 0 && state_dict.step_count >= 1,
                    "LRScheduler.load_state_dict: invalid last_epoch ", state_dict.last_epoch,
                    " or step count ", state_dict.step_count);
@@ -61,9 +63,11 @@ void LRScheduler::load_state_dict(const LRSchedulerStateDict& state_dict) {
 }
 
 void LRScheduler::step() {
-  KILN_CHECK(optimizer_.param_groups().size() == base_lrs_.size(), "LRScheduler: the optimizer "
-             "has ", optimizer_.param_groups().size(), " parameter groups but had ",
-             base_lrs_.size(), " when the scheduler was created");
+  KILN_CHECK(optimizer_.param_groups().size() == base_lrs_.size(),
+             "LRScheduler: the optimizer "
+             "has ",
+             optimizer_.param_groups().size(), " parameter groups but had ", base_lrs_.size(),
+             " when the scheduler was created");
   ++last_epoch_;
   ++step_count_;
   std::vector<double> lrs = get_lrs();
@@ -117,7 +121,8 @@ void CosineAnnealingLR::check_options(const std::map<std::string, double>& optio
   double T_max = options.at("T_max");
   KILN_CHECK_VALUE(T_max >= 1 && T_max == std::floor(T_max),
                    "CosineAnnealingLR.load_state_dict: T_max must be an integer of at least 1, "
-                   "got ", T_max);
+                   "got ",
+                   T_max);
 }
 
 void CosineAnnealingLR::set_options(const std::map<std::string, double>& options) {
@@ -143,8 +148,7 @@ std::vector<double> CosineAnnealingLR::get_lrs() {
   }
   const double e = static_cast<double>(epoch);
   for (double& lr : lrs) {
-    lr = (1 + std::cos(pi * e / T_max)) / (1 + std::cos(pi * (e - 1) / T_max)) *
-             (lr - eta_min_) +
+    lr = (1 + std::cos(pi * e / T_max)) / (1 + std::cos(pi * (e - 1) / T_max)) * (lr - eta_min_) +
          eta_min_;
   }
   return lrs;

@@ -28,7 +28,7 @@ OptimizerParamGroup& OptimizerParamGroup::operator=(const OptimizerParamGroup& o
 
 OptimizerOptions& OptimizerParamGroup::options() {
   KILN_CHECK(options_ != nullptr, "OptimizerParamGroup: the group has no options yet (it gets "
-             "the optimizer's defaults when added to an optimizer)");
+                                  "the optimizer's defaults when added to an optimizer)");
   return *options_;
 }
 
@@ -55,8 +55,7 @@ Optimizer::Optimizer(Optimizer&&) noexcept = default;
 Optimizer& Optimizer::operator=(Optimizer&&) noexcept = default;
 
 void Optimizer::add_param_group(const OptimizerParamGroup& param_group) {
-  KILN_CHECK_VALUE(!param_group.params().empty(), name_,
-                   ": optimizer got an empty parameter list");
+  KILN_CHECK_VALUE(!param_group.params().empty(), name_, ": optimizer got an empty parameter list");
   std::unordered_set<const TensorImpl*> seen;
   for (const OptimizerParamGroup& group : param_groups_) {
     for (const Tensor& p : group.params()) seen.insert(p.impl_ptr().get());

@@ -253,9 +253,7 @@ class Parser {
         case 'r': out += '\r'; break;
         case 't': out += '\t'; break;
         case 'u': append_utf8(out, unicode_escape()); break;
-        default:
-          --pos_;
-          fail(detail::str("invalid escape '\\", e, "'"));
+        default: --pos_; fail(detail::str("invalid escape '\\", e, "'"));
       }
     }
   }

@@ -17,9 +17,9 @@ struct Value {
   enum class Kind { Null, Bool, Integer, Number, String, Array, Object };
   Kind kind = Kind::Null;
   bool boolean = false;
-  int64_t integer = 0;      // Kind::Integer: a number without fraction or exponent
-  double number = 0;        // Kind::Number
-  std::string string;       // Kind::String
+  int64_t integer = 0;       // Kind::Integer: a number without fraction or exponent
+  double number = 0;         // Kind::Number
+  std::string string;        // Kind::String
   std::vector<Value> array;  // Kind::Array
   // Kind::Object, in file order (Member, not std::pair: clang's libstdc++ checks refuse a pair
   // of the incomplete Value)

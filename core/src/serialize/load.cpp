@@ -45,8 +45,8 @@ SafetensorsContents load_safetensors(const std::string& path) {
   NoGradGuard no_grad;
   fileio::InputFile file("load", path);
   if (file.size() < 8) {
-    invalid(path, detail::str("it has ", file.size(),
-                              " bytes, fewer than the 8 of the header length"));
+    invalid(path,
+            detail::str("it has ", file.size(), " bytes, fewer than the 8 of the header length"));
   }
   unsigned char prefix[8];
   if (file.read_at(prefix, 8, 0) != 8) invalid(path, "the file ended in the header length");

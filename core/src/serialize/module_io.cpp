@@ -67,9 +67,9 @@ void load(nn::Module& module, const std::string& path) {
     KILN_CHECK_VALUE(src.sizes().equals(t.sizes()), "load: '", path, "': tensor '", name,
                      "' has shape ", shape_str(src.sizes()), " in the file but ",
                      shape_str(t.sizes()), " in the module");
-    KILN_CHECK_TYPE(src.dtype() == t.dtype(), "load: '", path, "': tensor '", name,
-                    "' has dtype ", dtype_name(src.dtype()), " in the file but ",
-                    dtype_name(t.dtype()), " in the module");
+    KILN_CHECK_TYPE(src.dtype() == t.dtype(), "load: '", path, "': tensor '", name, "' has dtype ",
+                    dtype_name(src.dtype()), " in the file but ", dtype_name(t.dtype()),
+                    " in the module");
   }
   NoGradGuard no_grad;
   for (auto& [name, t] : targets) t.copy_(*by_name.at(name));

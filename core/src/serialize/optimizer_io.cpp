@@ -102,8 +102,7 @@ void load(optim::Optimizer& optimizer, const std::string& path) {
   SafetensorsContents contents = load_safetensors(path);
   const SafetensorsMetadata& m = contents.metadata;
   if (!m.count(kOptimizerKey)) {
-    invalid(path, detail::str("it holds no optimizer state (no \"", kOptimizerKey,
-                              "\" metadata)"));
+    invalid(path, detail::str("it holds no optimizer state (no \"", kOptimizerKey, "\" metadata)"));
   }
   const std::string& kind = m.at(kOptimizerKey);
   KILN_CHECK_VALUE(kind == optimizer.name(), "load: '", path, "' holds the state of an ", kind,

@@ -18,14 +18,23 @@ struct DtypeCode {
 };
 
 constexpr std::array<DtypeCode, 10> kCodes{{
-    {kBool, "BOOL"}, {kByte, "U8"}, {kChar, "I8"}, {kShort, "I16"}, {kInt, "I32"},
-    {kLong, "I64"}, {kHalf, "F16"}, {kBFloat16, "BF16"}, {kFloat, "F32"}, {kDouble, "F64"},
+    {kBool, "BOOL"},
+    {kByte, "U8"},
+    {kChar, "I8"},
+    {kShort, "I16"},
+    {kInt, "I32"},
+    {kLong, "I64"},
+    {kHalf, "F16"},
+    {kBFloat16, "BF16"},
+    {kFloat, "F32"},
+    {kDouble, "F64"},
 }};
 
 // Codes of the format that kiln has no dtype for (an error that says so, not "unknown").
-constexpr std::array<const char*, 12> kUnsupportedCodes{
-    "U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4",
-    "C64", "C128", "F8_E4M3FNUZ"};
+constexpr std::array<const char*, 12> kUnsupportedCodes{"U16",     "U32",     "U64",
+                                                        "F8_E5M2", "F8_E4M3", "F8_E8M0",
+                                                        "F6_E2M3", "F6_E3M2", "F4",
+                                                        "C64",     "C128",    "F8_E4M3FNUZ"};
 
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
@@ -33,9 +42,7 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-std::string offsets_str(const Entry& e) {
-  return detail::str("[", e.begin, ", ", e.end, "]");
-}
+std::string offsets_str(const Entry& e) { return detail::str("[", e.begin, ", ", e.end, "]"); }
 
 void append_entry(std::string& out, const Entry& e) {
   json::write_string(out, e.name);
@@ -48,8 +55,8 @@ void append_entry(std::string& out, const Entry& e) {
 
 // A non-negative integer of the header (shape entries, offsets).
 uint64_t read_count(const json::Value& v, const std::string& name, const char* field) {
-  KILN_CHECK(v.kind == json::Value::Kind::Integer && v.integer >= 0, "tensor '", name, "': ",
-             field, " must hold non-negative integers, got ", v.kind_name(),
+  KILN_CHECK(v.kind == json::Value::Kind::Integer && v.integer >= 0, "tensor '", name, "': ", field,
+             " must hold non-negative integers, got ", v.kind_name(),
              v.kind == json::Value::Kind::Integer ? detail::str(" ", v.integer) : "");
   return static_cast<uint64_t>(v.integer);
 }
@@ -85,14 +92,14 @@ Entry read_entry(const std::string& name, const json::Value& info) {
   uint64_t bytes = element_size(e.dtype);
   auto extent = static_cast<int64_t>(bytes);
   for (int64_t n : e.shape) {
-    KILN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(n, 1), &extent), "tensor '",
-               name, "' has a shape too large to address: ", shape_str(e.shape), " of ", code,
+    KILN_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(n, 1), &extent), "tensor '", name,
+               "' has a shape too large to address: ", shape_str(e.shape), " of ", code,
                " spans more than 2^63 - 1 bytes (counting each 0 as 1, for its strides)");
     bytes *= static_cast<uint64_t>(n);  // at most extent
   }
   const auto& offsets = member(info, name, "data_offsets", json::Value::Kind::Array).array;
-  KILN_CHECK(offsets.size() == 2, "tensor '", name,
-             "': data_offsets must be [begin, end], got ", offsets.size(), " numbers");
+  KILN_CHECK(offsets.size() == 2, "tensor '", name, "': data_offsets must be [begin, end], got ",
+             offsets.size(), " numbers");
   e.begin = read_count(offsets[0], name, "data_offsets");
   e.end = read_count(offsets[1], name, "data_offsets");
   KILN_CHECK(e.begin <= e.end, "tensor '", name, "' has data_offsets ", offsets_str(e),
@@ -124,8 +131,8 @@ void check_layout(std::vector<const Entry*> order, uint64_t data_size) {
     KILN_CHECK(e->end <= data_size, "tensor '", e->name, "' has data_offsets ", offsets_str(*e),
                " beyond the ", data_size, " bytes of data in the file");
     KILN_CHECK(e->begin >= expected, "tensors '", previous ? previous->name : "", "' and '",
-               e->name, "' overlap (data_offsets ", previous ? offsets_str(*previous) : "",
-               " and ", offsets_str(*e), ")");
+               e->name, "' overlap (data_offsets ", previous ? offsets_str(*previous) : "", " and ",
+               offsets_str(*e), ")");
     KILN_CHECK(e->begin == expected, "bytes [", expected, ", ", e->begin,
                ") of the data belong to no tensor");
     expected = e->end;

@@ -45,8 +45,8 @@ bool check_image_size(const char* name, uint64_t height, uint64_t width, uint64_
   bool overflow = __builtin_mul_overflow(height, width, &pixels);
   if (limit != 0 && (overflow || pixels > limit)) {
     set_error(std::string(name) + " decoder: the image is " + std::to_string(width) + " x " +
-              std::to_string(height) + " pixels, more than the limit of " +
-              std::to_string(limit) + " pixels (a guard against decompression bombs; set " +
+              std::to_string(height) + " pixels, more than the limit of " + std::to_string(limit) +
+              " pixels (a guard against decompression bombs; set " +
               "KILN_MAX_IMAGE_PIXELS to a larger number of pixels, or 0 for no limit)");
     return false;
   }

@@ -39,7 +39,8 @@ void on_jpeg_progress(j_common_ptr cinfo) {
   auto* err = reinterpret_cast<JpegError*>(cinfo->err);
   std::snprintf(err->message, sizeof err->message,
                 "the progressive image has more than %d scans (a guard against images that "
-                "take minutes to decode)", kMaxScans);
+                "take minutes to decode)",
+                kMaxScans);
   std::longjmp(err->jump, 1);
 }
 

@@ -41,9 +41,7 @@ kiln_status emit(const nlohmann::json& j, const kiln_decode_out* out, int depth)
       return out->end(out->ctx);
     }
     case nlohmann::json::value_t::binary:
-    case nlohmann::json::value_t::discarded:
-      set_error("json decoder: unsupported value");
-      return 1;
+    case nlohmann::json::value_t::discarded: set_error("json decoder: unsupported value"); return 1;
   }
   return 1;
 }

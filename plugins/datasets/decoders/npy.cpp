@@ -168,8 +168,7 @@ kiln_status decode_npy(const void* data, uint64_t size, const char* name,
   }
   Header h;
   try {
-    h = parse_header(std::string_view(reinterpret_cast<const char*>(p + start), header_len),
-                     start);
+    h = parse_header(std::string_view(reinterpret_cast<const char*>(p + start), header_len), start);
   } catch (const BadNpy& e) {
     return fail(e.why);
   }
@@ -178,8 +177,7 @@ kiln_status decode_npy(const void* data, uint64_t size, const char* name,
   uint64_t bytes = h.numel * h.item;  // at most 2^51
   if (bytes > size - data_start) {
     return fail("truncated data at byte " + std::to_string(data_start) + ": the header says " +
-                std::to_string(bytes) + " bytes, " + std::to_string(size - data_start) +
-                " follow");
+                std::to_string(bytes) + " bytes, " + std::to_string(size - data_start) + " follow");
   }
   if (h.dtype == KILN_BOOL) {  // any other byte is not a valid bool
     const uint8_t* bad = std::find_if(src, src + bytes, [](uint8_t b) { return b > 1; });
@@ -189,8 +187,9 @@ kiln_status decode_npy(const void* data, uint64_t size, const char* name,
                   " holds the byte " + std::to_string(*bad) + " (booleans are 0 or 1)");
     }
   }
-  auto* dst = static_cast<uint8_t*>(
-      out->tensor(out->ctx, h.dtype, static_cast<int32_t>(h.shape.size()), h.shape.data()));
+  auto* dst =
+      static_cast<uint8_t*>(out->tensor(out->ctx, h.dtype, static_cast<int32_t>(h.shape.size()),
+                                        h.shape.data()));
   if (dst == nullptr) return 1;
   if (bytes == 0) return 0;
   if (!h.fortran || h.shape.size() < 2) {

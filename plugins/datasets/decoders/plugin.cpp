@@ -15,17 +15,17 @@ struct Entry {
 };
 
 const Entry kEntries[] = {
-    {"txt", decode_text},      {"text", decode_text},    {"transcript", decode_text},
-    {"cls", decode_class},     {"cls2", decode_class},   {"index", decode_class},
-    {"inx", decode_class},     {"id", decode_class},     {"npy", decode_npy},
+    {"txt", decode_text},  {"text", decode_text},  {"transcript", decode_text},
+    {"cls", decode_class}, {"cls2", decode_class}, {"index", decode_class},
+    {"inx", decode_class}, {"id", decode_class},   {"npy", decode_npy},
 #ifdef KILN_DECODERS_JSON
-    {"json", decode_json},     {"jsn", decode_json},
+    {"json", decode_json}, {"jsn", decode_json},
 #endif
 #ifdef KILN_DECODERS_PNG
     {"png", decode_png},
 #endif
 #ifdef KILN_DECODERS_JPEG
-    {"jpg", decode_jpeg},      {"jpeg", decode_jpeg},
+    {"jpg", decode_jpeg},  {"jpeg", decode_jpeg},
 #endif
 };
 
@@ -40,17 +40,20 @@ void set_error(const std::string& message) {
 extern "C" {
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {
-      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "decoders", "0.1.0",
-      "field decoders: txt, cls/id/index, npy"
+  static const kiln_plugin_info info = {sizeof(kiln_plugin_info),
+                                        KILN_ABI_MAJOR,
+                                        KILN_ABI_MINOR,
+                                        "decoders",
+                                        "0.1.0",
+                                        "field decoders: txt, cls/id/index, npy"
 #ifdef KILN_DECODERS_JSON
-      ", json (nlohmann::json)"
+                                        ", json (nlohmann::json)"
 #endif
 #ifdef KILN_DECODERS_PNG
-      ", png (libpng)"
+                                        ", png (libpng)"
 #endif
 #ifdef KILN_DECODERS_JPEG
-      ", jpg (libjpeg-turbo)"
+                                        ", jpg (libjpeg-turbo)"
 #endif
   };
   return &info;

@@ -8,8 +8,8 @@
 
 namespace kiln::decoders {
 
-kiln_status decode_text(const void* data, uint64_t size, const char*,
-                        const kiln_decode_out* out, void*) {
+kiln_status decode_text(const void* data, uint64_t size, const char*, const kiln_decode_out* out,
+                        void*) {
   return out->text(out->ctx, static_cast<const char*>(data), size);
 }
 

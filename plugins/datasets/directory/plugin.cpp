@@ -47,8 +47,7 @@ int64_t positive_option(const std::string& name, const std::string& value) {
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (value.empty() || ec != std::errc() || p != value.data() + value.size() || v <= 0) {
     throw std::invalid_argument("option " + name + "='" + value + "' is not a positive " +
-                                "integer below 2^63 (write " + name + "=N, e.g. " + name +
-                                "=64)");
+                                "integer below 2^63 (write " + name + "=N, e.g. " + name + "=64)");
   }
   return v;
 }
@@ -196,8 +195,8 @@ int32_t DirReader::next(kiln_sample& out) {
     std::vector<uint8_t>& buf = data[i];
     buf.resize(size);
     in.seekg(0);
-    if (size > 0 && !in.read(reinterpret_cast<char*>(buf.data()),
-                             static_cast<std::streamsize>(size))) {
+    if (size > 0 &&
+        !in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(size))) {
       kiln::sdk::set_error("member '" + f.path + "': short read");
       return KILN_SAMPLE_SKIP;
     }

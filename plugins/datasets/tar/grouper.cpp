@@ -23,8 +23,7 @@ bool split_name(std::string_view name, std::string_view& key, std::string_view& 
 }
 
 Grouper::Grouper(std::unique_ptr<MemberReader> reader)
-    : reader_(std::move(reader)),
-      copy_(reader_->lifetime() == MemberReader::Lifetime::UntilNext) {}
+    : reader_(std::move(reader)), copy_(reader_->lifetime() == MemberReader::Lifetime::UntilNext) {}
 
 bool Grouper::read_pending() {
   Member m;

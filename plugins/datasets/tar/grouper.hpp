@@ -37,10 +37,10 @@ class Grouper {
 
  private:
   struct Field {
-    std::string name;             // the lower-cased extension
-    std::vector<uint8_t> owned;   // a copy, from an UntilNext reader
+    std::string name;            // the lower-cased extension
+    std::vector<uint8_t> owned;  // a copy, from an UntilNext reader
     const uint8_t* data = nullptr;
-    uint64_t data_offset = 0;     // where a Window reader holds the bytes
+    uint64_t data_offset = 0;  // where a Window reader holds the bytes
     uint64_t size = 0, offset = 0;
   };
   // Reads the next member that belongs to some sample into pending_; false at the end.

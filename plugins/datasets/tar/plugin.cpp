@@ -6,7 +6,8 @@
 // members go to the core without a copy. Compressed shards (.tar.gz, .tar.zst, .tar.bz2,
 // .tar.xz) go through libarchive (archive_reader.cpp); KILN_TAR_READER=libarchive sends every
 // shard there. Members become samples by WebDataset's rules (grouper.hpp). Its sample corpus
-// (sample_shards) is what kiln-plugin-check reads and fuzzes from. Items of the spec with glob characters
+// (sample_shards) is what kiln-plugin-check reads and fuzzes from. Items of the spec with glob
+// characters
 // ("data/*.tar") list the files that match, sorted.
 #include "grouper.hpp"
 #include "members.hpp"
@@ -77,8 +78,8 @@ std::string write_shard(const std::vector<std::pair<std::string, std::string>>& 
     archive_entry_set_perm(e, 0644);
     archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
     ok = ok && archive_write_header(a, e) == ARCHIVE_OK;
-    ok = ok && archive_write_data(a, data.data(), data.size()) ==
-                   static_cast<la_ssize_t>(data.size());
+    ok = ok &&
+         archive_write_data(a, data.data(), data.size()) == static_cast<la_ssize_t>(data.size());
     archive_entry_free(e);
   }
   ok = archive_write_close(a) == ARCHIVE_OK && ok;
@@ -106,8 +107,7 @@ struct TarSource {
         {"000001.cls", "7"},
         {"000001.bin", std::string(1500, 'b')}};
     std::vector<std::pair<std::string, std::string>> long_names = {
-        {"dir/" + long_key + ".txt", "a long name"},
-        {"dir/" + long_key + ".cls", "1"}};
+        {"dir/" + long_key + ".txt", "a long name"}, {"dir/" + long_key + ".cls", "1"}};
     return {write_shard(plain, "ustar", "none"), write_shard(long_names, "pax", "none"),
             write_shard(long_names, "gnutar", "none"), write_shard(plain, "ustar", "gzip"),
             write_shard(plain, "pax", "zstd")};

@@ -34,8 +34,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -249,9 +249,8 @@ class TarReader : public MemberReader {
         name_ = long_name;
       } else {
         std::string_view magic(reinterpret_cast<const char*>(h + 257), 6);
-        std::string_view prefix = magic == std::string_view("ustar\0", 6)
-                                      ? field(h + 345, 155)
-                                      : std::string_view();
+        std::string_view prefix = magic == std::string_view("ustar\0", 6) ? field(h + 345, 155)
+                                                                          : std::string_view();
         if (!prefix.empty()) {
           name_.assign(prefix);
           name_ += '/';
@@ -264,8 +263,8 @@ class TarReader : public MemberReader {
       if (__builtin_add_overflow(size, (kBlock - size % kBlock) % kBlock, &padded)) {
         throw TarError(where(name_, at) + ": bad size field " + std::to_string(size));
       }
-      bool has_data = !(type == '1' || type == '2' || type == '3' || type == '4' ||
-                        type == '5' || type == '6');
+      bool has_data =
+          !(type == '1' || type == '2' || type == '3' || type == '4' || type == '5' || type == '6');
       if (has_data && padded > size_ - data_pos) {
         done_ = true;
         std::string part = size > size_ - data_pos ? "data" : "padding";

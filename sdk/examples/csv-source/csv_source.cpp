@@ -1,7 +1,8 @@
 // The "csv" data source: rows of CSV files become samples of numbers.
 //
 //   x,y                                  kiln::data::open("csv:points-{0..3}.csv")
-//   0.5,4.25                       ->    sample {"__key__": "points-0/2", "x.f32": 0.5, "y.f32": 4.25}
+//   0.5,4.25                       ->    sample {"__key__": "points-0/2", "x.f32": 0.5,
+//   "y.f32": 4.25}
 //
 // A shard is one file whose first line names the columns (lower-case letters, digits, '_').
 // Each further non-empty line is a sample keyed "<file stem>/<line number>" with one field per
@@ -58,7 +59,8 @@ class CsvReader {
     for (auto [begin, size] : split_cells(header)) {
       std::string name = header.substr(begin, size);
       if (!valid_column(name)) {
-        throw std::runtime_error("header of '" + shard + "': column name '" + name + "' is not "
+        throw std::runtime_error("header of '" + shard + "': column name '" + name +
+                                 "' is not "
                                  "lower-case letters, digits and '_'");
       }
       names_.push_back(name + ".f32");
@@ -142,7 +144,11 @@ extern "C" {
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
   static const kiln_plugin_info info = {
-      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "csv", "0.1.0",
+      sizeof(kiln_plugin_info),
+      KILN_ABI_MAJOR,
+      KILN_ABI_MINOR,
+      "csv",
+      "0.1.0",
       "data source \"csv\": rows of CSV files, cells decoded as float32 (\".f32\")"};
   return &info;
 }

@@ -56,8 +56,8 @@ kiln_device_ops device_ops() {
   ops.copy = copy;
   ops.host_accessible = 1;  // the core may read null memory directly (item(), printing)
   ops.autocast_dtype = KILN_BF16;
-  ops.cpu_fallback = 1;     // operators without a kernel here run on the CPU device
-  ops.priority = -1;        // never the default device unless KILN_DEVICE=null
+  ops.cpu_fallback = 1;  // operators without a kernel here run on the CPU device
+  ops.priority = -1;     // never the default device unless KILN_DEVICE=null
   return ops;
 }
 
@@ -66,8 +66,11 @@ kiln_device_ops device_ops() {
 extern "C" {
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR,
-                                        "null", "0.1.0",
+  static const kiln_plugin_info info = {sizeof(kiln_plugin_info),
+                                        KILN_ABI_MAJOR,
+                                        KILN_ABI_MINOR,
+                                        "null",
+                                        "0.1.0",
                                         "device \"null\": host memory, no kernels, CPU fallback"};
   return &info;
 }

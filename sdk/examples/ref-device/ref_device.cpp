@@ -51,10 +51,10 @@ const kiln_device_ops* device_ops() {
     o.alloc = alloc;
     o.free = release;
     o.copy = copy;
-    o.host_accessible = 1;      // the core may read ref memory directly (item(), printing)
+    o.host_accessible = 1;  // the core may read ref memory directly (item(), printing)
     o.autocast_dtype = KILN_BF16;
-    o.cpu_fallback = 1;         // operators without a kernel here run on the CPU device
-    o.priority = -1;            // never the default device unless KILN_DEVICE=ref
+    o.cpu_fallback = 1;  // operators without a kernel here run on the CPU device
+    o.priority = -1;     // never the default device unless KILN_DEVICE=ref
     return o;
   }();
   return &ops;
@@ -67,7 +67,11 @@ extern "C" {
 
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
   static const kiln_plugin_info info = {
-      sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, "ref", "0.1.0",
+      sizeof(kiln_plugin_info),
+      KILN_ABI_MAJOR,
+      KILN_ABI_MINOR,
+      "ref",
+      "0.1.0",
       "device \"ref\": reference kernels in plain loops over host memory, CPU fallback"};
   return &info;
 }

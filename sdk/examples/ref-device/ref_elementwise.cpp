@@ -145,20 +145,22 @@ void generate(const Call& c, F f) {
 // uniform_(seed, offset, from, to): as many random bits as the dtype's mantissa holds.
 void uniform(const Call& c) {
   double from = c.attr_scalar<double>(2), to = c.attr_scalar<double>(3);
-  generate(c, [&](const std::array<uint32_t, 4>& w, auto tag) -> compute_t<
-                                                                   typename decltype(tag)::type> {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, double>) {
-      return kiln::sdk::uniform_double(w[0], w[1]) * (to - from) + from;
-    } else {
-      constexpr int kBits = std::is_same_v<T, kiln::sdk::BFloat16> ? 8
-                            : std::is_same_v<T, kiln::sdk::Half>   ? 11
-                                                                   : 24;
-      float lo = static_cast<float>(from), range = static_cast<float>(to) - lo;
-      float u = static_cast<float>(w[0] >> (32 - kBits)) * (1.0f / static_cast<float>(1u << kBits));
-      return u * range + lo;
-    }
-  });
+  generate(c,
+           [&](const std::array<uint32_t, 4>& w,
+               auto tag) -> compute_t<typename decltype(tag)::type> {
+             using T = typename decltype(tag)::type;
+             if constexpr (std::is_same_v<T, double>) {
+               return kiln::sdk::uniform_double(w[0], w[1]) * (to - from) + from;
+             } else {
+               constexpr int kBits = std::is_same_v<T, kiln::sdk::BFloat16> ? 8
+                                     : std::is_same_v<T, kiln::sdk::Half>   ? 11
+                                                                            : 24;
+               float lo = static_cast<float>(from), range = static_cast<float>(to) - lo;
+               float u = static_cast<float>(w[0] >> (32 - kBits)) *
+                         (1.0f / static_cast<float>(1u << kBits));
+               return u * range + lo;
+             }
+           });
 }
 
 // normal_(seed, offset, mean, std): Box-Muller in double.

@@ -115,10 +115,10 @@ void matmul(const Call& c, bool batched) {
           for (int64_t j = 0; j < n; ++j) {
             A sum = 0;
             for (int64_t p = 0; p < k; ++p) {
-              sum += static_cast<A>(static_cast<compute_t<T>>(as[i * a.strides[o] +
-                                                                 p * a.strides[o + 1]])) *
-                     static_cast<A>(static_cast<compute_t<T>>(bs[p * b.strides[o] +
-                                                                 j * b.strides[o + 1]]));
+              sum += static_cast<A>(
+                         static_cast<compute_t<T>>(as[i * a.strides[o] + p * a.strides[o + 1]])) *
+                     static_cast<A>(
+                         static_cast<compute_t<T>>(bs[p * b.strides[o] + j * b.strides[o + 1]]));
             }
             store<T>(reinterpret_cast<char*>(os + i * out.strides[o] + j * out.strides[o + 1]),
                      static_cast<compute_t<T>>(sum));

@@ -148,9 +148,8 @@ std::string write_csv(const fs::path& dir) {
 }
 
 kiln::data::DataLoader make_loader(const std::string& spec) {
-  auto ds = kiln::data::open(spec, kiln::data::SourceOptions()
-                                       .on_error(kiln::data::ErrorPolicy::Warn)
-                                       .shuffle(64));
+  auto ds = kiln::data::open(
+      spec, kiln::data::SourceOptions().on_error(kiln::data::ErrorPolicy::Warn).shuffle(64));
   return kiln::data::DataLoader(ds, kiln::data::DataLoaderOptions(20).workers(2));
 }
 

@@ -54,12 +54,30 @@ struct KILN_API GradScalerOptions {
   // that when set
   std::optional<double> min_scale;
 
-  GradScalerOptions& set_init_scale(double v) { init_scale = v; return *this; }
-  GradScalerOptions& set_growth_factor(double v) { growth_factor = v; return *this; }
-  GradScalerOptions& set_backoff_factor(double v) { backoff_factor = v; return *this; }
-  GradScalerOptions& set_growth_interval(int64_t v) { growth_interval = v; return *this; }
-  GradScalerOptions& set_enabled(bool v) { enabled = v; return *this; }
-  GradScalerOptions& set_min_scale(double v) { min_scale = v; return *this; }
+  GradScalerOptions& set_init_scale(double v) {
+    init_scale = v;
+    return *this;
+  }
+  GradScalerOptions& set_growth_factor(double v) {
+    growth_factor = v;
+    return *this;
+  }
+  GradScalerOptions& set_backoff_factor(double v) {
+    backoff_factor = v;
+    return *this;
+  }
+  GradScalerOptions& set_growth_interval(int64_t v) {
+    growth_interval = v;
+    return *this;
+  }
+  GradScalerOptions& set_enabled(bool v) {
+    enabled = v;
+    return *this;
+  }
+  GradScalerOptions& set_min_scale(double v) {
+    min_scale = v;
+    return *this;
+  }
 };
 
 class KILN_API GradScaler {

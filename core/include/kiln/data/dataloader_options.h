@@ -26,13 +26,22 @@ class DataLoaderOptions {
 
   // Samples per batch (1 by default); nullopt turns batching off: each sample is delivered
   // as the dataset returns it, as PyTorch's batch_size=None.
-  DataLoaderOptions& batch_size(std::optional<int64_t> v) { batch_size_ = v; return *this; }
+  DataLoaderOptions& batch_size(std::optional<int64_t> v) {
+    batch_size_ = v;
+    return *this;
+  }
   std::optional<int64_t> batch_size() const { return batch_size_; }
   // A new random order each epoch (map-style datasets only).
-  DataLoaderOptions& shuffle(bool v) { shuffle_ = v; return *this; }
+  DataLoaderOptions& shuffle(bool v) {
+    shuffle_ = v;
+    return *this;
+  }
   bool shuffle() const { return shuffle_; }
   // Which indices, in which order (map-style only; exclusive with shuffle).
-  DataLoaderOptions& sampler(std::shared_ptr<Sampler> v) { sampler_ = std::move(v); return *this; }
+  DataLoaderOptions& sampler(std::shared_ptr<Sampler> v) {
+    sampler_ = std::move(v);
+    return *this;
+  }
   const std::shared_ptr<Sampler>& sampler() const { return sampler_; }
   // Whole batches of indices (exclusive with batch_size, shuffle, sampler and drop_last).
   DataLoaderOptions& batch_sampler(std::shared_ptr<BatchSampler> v) {
@@ -41,27 +50,48 @@ class DataLoaderOptions {
   }
   const std::shared_ptr<BatchSampler>& batch_sampler() const { return batch_sampler_; }
   // Drops the last incomplete batch (of the epoch; of each worker's stream for iterable data).
-  DataLoaderOptions& drop_last(bool v) { drop_last_ = v; return *this; }
+  DataLoaderOptions& drop_last(bool v) {
+    drop_last_ = v;
+    return *this;
+  }
   bool drop_last() const { return drop_last_; }
   // Worker threads; 0 loads in the calling thread (PyTorch's num_workers).
-  DataLoaderOptions& workers(int64_t v) { workers_ = v; return *this; }
+  DataLoaderOptions& workers(int64_t v) {
+    workers_ = v;
+    return *this;
+  }
   int64_t workers() const { return workers_; }
   // Batches each worker prepares ahead (2 by default; only with workers > 0). The queue of
   // ready batches holds at most workers x prefetch_factor: workers wait when it is full.
-  DataLoaderOptions& prefetch_factor(int64_t v) { prefetch_factor_ = v; return *this; }
+  DataLoaderOptions& prefetch_factor(int64_t v) {
+    prefetch_factor_ = v;
+    return *this;
+  }
   std::optional<int64_t> prefetch_factor_opt() const { return prefetch_factor_; }
   int64_t prefetch_factor() const { return prefetch_factor_.value_or(2); }
   // Batches arrive in sampler order (true, the default) or as soon as a worker has one.
-  DataLoaderOptions& enforce_ordering(bool v) { enforce_ordering_ = v; return *this; }
+  DataLoaderOptions& enforce_ordering(bool v) {
+    enforce_ordering_ = v;
+    return *this;
+  }
   bool enforce_ordering() const { return enforce_ordering_; }
   // Keeps the worker threads between epochs (only with workers > 0).
-  DataLoaderOptions& persistent_workers(bool v) { persistent_workers_ = v; return *this; }
+  DataLoaderOptions& persistent_workers(bool v) {
+    persistent_workers_ = v;
+    return *this;
+  }
   bool persistent_workers() const { return persistent_workers_; }
   // Puts batches' tensors in page-locked host memory of pin_memory_device (default: the
   // default device) when its plugin offers it, for faster copies; a no-op otherwise (the CPU).
-  DataLoaderOptions& pin_memory(bool v) { pin_memory_ = v; return *this; }
+  DataLoaderOptions& pin_memory(bool v) {
+    pin_memory_ = v;
+    return *this;
+  }
   bool pin_memory() const { return pin_memory_; }
-  DataLoaderOptions& pin_memory_device(Device v) { pin_memory_device_ = v; return *this; }
+  DataLoaderOptions& pin_memory_device(Device v) {
+    pin_memory_device_ = v;
+    return *this;
+  }
   std::optional<Device> pin_memory_device() const { return pin_memory_device_; }
   // Called once in each worker thread before it loads anything.
   DataLoaderOptions& worker_init_fn(std::function<void(const WorkerInfo&)> v) {
@@ -70,16 +100,25 @@ class DataLoaderOptions {
   }
   const std::function<void(const WorkerInfo&)>& worker_init_fn() const { return worker_init_fn_; }
   // Makes a batch from samples (collate() by default).
-  DataLoaderOptions& collate_fn(CollateFn v) { collate_fn_ = std::move(v); return *this; }
+  DataLoaderOptions& collate_fn(CollateFn v) {
+    collate_fn_ = std::move(v);
+    return *this;
+  }
   const CollateFn& collate_fn() const { return collate_fn_; }
   // Seed of epoch e's order and worker seeds: derived from (seed, e) when given; otherwise
   // drawn from kiln's default generator at each epoch (reproducible after kiln::manual_seed).
-  DataLoaderOptions& seed(std::optional<uint64_t> v) { seed_ = v; return *this; }
+  DataLoaderOptions& seed(std::optional<uint64_t> v) {
+    seed_ = v;
+    return *this;
+  }
   std::optional<uint64_t> seed() const { return seed_; }
   // How long to wait for one batch before raising kiln::Error (0: forever); also how long
   // stopping the workers waits for one stuck in its dataset before abandoning it (5 s when 0;
   // see DataLoader).
-  DataLoaderOptions& timeout(std::chrono::milliseconds v) { timeout_ = v; return *this; }
+  DataLoaderOptions& timeout(std::chrono::milliseconds v) {
+    timeout_ = v;
+    return *this;
+  }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:

@@ -30,17 +30,17 @@ class KILN_API Sample {
   using List = std::vector<Sample>;
   using Map = std::map<std::string, Sample>;
 
-  Sample() = default;  // None
+  Sample() = default;            // None
   Sample(bool v) : value_(v) {}  // NOLINT: implicit, as a Python value
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
-  Sample(T v) : value_(static_cast<int64_t>(v)) {}  // NOLINT
-  Sample(double v) : value_(v) {}                   // NOLINT
+  Sample(T v) : value_(static_cast<int64_t>(v)) {}     // NOLINT
+  Sample(double v) : value_(v) {}                      // NOLINT
   Sample(float v) : value_(static_cast<double>(v)) {}  // NOLINT
-  Sample(std::string v) : value_(std::move(v)) {}   // NOLINT
-  Sample(const char* v) : value_(std::string(v)) {}  // NOLINT
-  Sample(Tensor v) : value_(std::move(v)) {}        // NOLINT
-  Sample(List v) : value_(std::move(v)) {}          // NOLINT
-  Sample(Map v) : value_(std::move(v)) {}           // NOLINT
+  Sample(std::string v) : value_(std::move(v)) {}      // NOLINT
+  Sample(const char* v) : value_(std::string(v)) {}    // NOLINT
+  Sample(Tensor v) : value_(std::move(v)) {}           // NOLINT
+  Sample(List v) : value_(std::move(v)) {}             // NOLINT
+  Sample(Map v) : value_(std::move(v)) {}              // NOLINT
 
   Kind kind() const { return static_cast<Kind>(value_.index()); }
   bool is_none() const { return kind() == Kind::None; }

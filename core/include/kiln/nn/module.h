@@ -165,8 +165,7 @@ class ModuleHolder {
   using ContainedType = Contained;
 
   // A new Contained made with its default constructor.
-  ModuleHolder()
-    requires std::is_default_constructible_v<Contained>
+  ModuleHolder() requires std::is_default_constructible_v<Contained>
       : impl_(std::make_shared<Contained>()) {}
   // An empty holder, to be assigned later (`Linear lin{nullptr};`).
   ModuleHolder(std::nullptr_t) {}  // NOLINT: as libtorch
@@ -175,8 +174,7 @@ class ModuleHolder {
     requires(!std::is_same_v<std::decay_t<Head>, std::nullptr_t> &&
              std::is_constructible_v<Contained, Head&&, Tail&&...>)
   explicit ModuleHolder(Head&& head, Tail&&... tail)
-      : impl_(std::make_shared<Contained>(std::forward<Head>(head),
-                                          std::forward<Tail>(tail)...)) {}
+      : impl_(std::make_shared<Contained>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
   // Holds an existing module.
   ModuleHolder(std::shared_ptr<Contained> module) : impl_(std::move(module)) {}  // NOLINT
 
@@ -213,9 +211,9 @@ std::ostream& operator<<(std::ostream& out, const ModuleHolder<C>& holder) {
 }  // namespace kiln::nn
 
 // Declares the holder `Name` of `NameImpl`, as TORCH_MODULE: KILN_MODULE(Linear);
-#define KILN_MODULE(Name)                                             \
-  class Name : public ::kiln::nn::ModuleHolder<Name##Impl> {          \
-   public:                                                            \
-    using ::kiln::nn::ModuleHolder<Name##Impl>::ModuleHolder;         \
-    using Impl = Name##Impl;                                          \
+#define KILN_MODULE(Name)                                     \
+  class Name : public ::kiln::nn::ModuleHolder<Name##Impl> {  \
+   public:                                                    \
+    using ::kiln::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
+    using Impl = Name##Impl;                                  \
   }

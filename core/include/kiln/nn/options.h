@@ -15,15 +15,15 @@
 
 // Declares option `name` of type T (its default is the member initialiser that follows the
 // macro's use, `KILN_ARG(int64_t, groups) = 1;`).
-#define KILN_ARG(T, name)                                     \
- public:                                                      \
-  inline auto name(const T& new_##name)->decltype(*this) {    \
-    this->name##_ = new_##name;                               \
-    return *this;                                             \
-  }                                                           \
+#define KILN_ARG(T, name)                                         \
+ public:                                                          \
+  inline auto name(const T& new_##name)->decltype(*this) {        \
+    this->name##_ = new_##name;                                   \
+    return *this;                                                 \
+  }                                                               \
   inline const T& name() const noexcept { return this->name##_; } \
-                                                              \
- private:                                                     \
+                                                                  \
+ private:                                                         \
   T name##_
 
 namespace kiln::nn {
@@ -33,7 +33,7 @@ template <size_t D>
 class ExpandingArray {
  public:
   ExpandingArray(int64_t single) { values_.fill(single); }  // NOLINT: as libtorch
-  ExpandingArray(std::initializer_list<int64_t> list) {      // NOLINT: as libtorch
+  ExpandingArray(std::initializer_list<int64_t> list) {     // NOLINT: as libtorch
     KILN_CHECK_VALUE(list.size() == D, "expected ", D, " values, but got ", list.size());
     std::copy(list.begin(), list.end(), values_.begin());
   }

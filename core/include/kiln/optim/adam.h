@@ -26,12 +26,30 @@ class KILN_API AdamOptionsBase : public OptimizerCloneableOptions<Derived> {
 
   // Each option has a setter that returns *this for chaining and a getter of the same name,
   // as libtorch's options; the meaning of each is in the formula above.
-  Derived& lr(double v) { lr_ = v; return self(); }
-  Derived& betas(const std::tuple<double, double>& v) { betas_ = v; return self(); }
-  Derived& eps(double v) { eps_ = v; return self(); }
-  Derived& weight_decay(double v) { weight_decay_ = v; return self(); }
-  Derived& amsgrad(bool v) { amsgrad_ = v; return self(); }
-  Derived& maximize(bool v) { maximize_ = v; return self(); }
+  Derived& lr(double v) {
+    lr_ = v;
+    return self();
+  }
+  Derived& betas(const std::tuple<double, double>& v) {
+    betas_ = v;
+    return self();
+  }
+  Derived& eps(double v) {
+    eps_ = v;
+    return self();
+  }
+  Derived& weight_decay(double v) {
+    weight_decay_ = v;
+    return self();
+  }
+  Derived& amsgrad(bool v) {
+    amsgrad_ = v;
+    return self();
+  }
+  Derived& maximize(bool v) {
+    maximize_ = v;
+    return self();
+  }
   double lr() const { return lr_; }
   const std::tuple<double, double>& betas() const { return betas_; }
   double eps() const { return eps_; }

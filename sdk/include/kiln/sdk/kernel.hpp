@@ -41,16 +41,46 @@ struct TypeTag {
 
 template <class T>
 constexpr kiln_dtype dtype_of();
-template <> constexpr kiln_dtype dtype_of<bool>() { return KILN_BOOL; }
-template <> constexpr kiln_dtype dtype_of<uint8_t>() { return KILN_U8; }
-template <> constexpr kiln_dtype dtype_of<int8_t>() { return KILN_I8; }
-template <> constexpr kiln_dtype dtype_of<int16_t>() { return KILN_I16; }
-template <> constexpr kiln_dtype dtype_of<int32_t>() { return KILN_I32; }
-template <> constexpr kiln_dtype dtype_of<int64_t>() { return KILN_I64; }
-template <> constexpr kiln_dtype dtype_of<Half>() { return KILN_F16; }
-template <> constexpr kiln_dtype dtype_of<BFloat16>() { return KILN_BF16; }
-template <> constexpr kiln_dtype dtype_of<float>() { return KILN_F32; }
-template <> constexpr kiln_dtype dtype_of<double>() { return KILN_F64; }
+template <>
+constexpr kiln_dtype dtype_of<bool>() {
+  return KILN_BOOL;
+}
+template <>
+constexpr kiln_dtype dtype_of<uint8_t>() {
+  return KILN_U8;
+}
+template <>
+constexpr kiln_dtype dtype_of<int8_t>() {
+  return KILN_I8;
+}
+template <>
+constexpr kiln_dtype dtype_of<int16_t>() {
+  return KILN_I16;
+}
+template <>
+constexpr kiln_dtype dtype_of<int32_t>() {
+  return KILN_I32;
+}
+template <>
+constexpr kiln_dtype dtype_of<int64_t>() {
+  return KILN_I64;
+}
+template <>
+constexpr kiln_dtype dtype_of<Half>() {
+  return KILN_F16;
+}
+template <>
+constexpr kiln_dtype dtype_of<BFloat16>() {
+  return KILN_BF16;
+}
+template <>
+constexpr kiln_dtype dtype_of<float>() {
+  return KILN_F32;
+}
+template <>
+constexpr kiln_dtype dtype_of<double>() {
+  return KILN_F64;
+}
 
 inline const char* dtype_name(int32_t dtype) {
   static const char* const names[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
@@ -65,8 +95,8 @@ inline size_t dtype_size(int32_t dtype) {
 
 // The type arithmetic happens in: float for the 16-bit floats, the type itself otherwise.
 template <class T>
-using compute_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>,
-                                     float, T>;
+using compute_t =
+    std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
 template <class T>
 constexpr bool is_floating_v = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
@@ -148,8 +178,7 @@ class Call {
   const kiln_attr& attr(int32_t i) const {
     if (i < 0 || i >= call_->n_attrs) {
       throw std::invalid_argument(std::string(call_->op) + ": attribute " + std::to_string(i) +
-                                  " missing (the call has " + std::to_string(call_->n_attrs) +
-                                  ")");
+                                  " missing (the call has " + std::to_string(call_->n_attrs) + ")");
     }
     return call_->attrs[i];
   }
@@ -182,8 +211,8 @@ class Call {
   std::logic_error wrong_kind(int32_t i, const char* asked) const {
     const kiln_attr& a = call_->attrs[i];
     return std::logic_error(std::string(call_->op) + ": attribute " + std::to_string(i) + " ('" +
-                            (a.name != nullptr ? a.name : "?") + "') is " +
-                            attr_kind_name(a.kind) + ", read as " + asked +
+                            (a.name != nullptr ? a.name : "?") + "') is " + attr_kind_name(a.kind) +
+                            ", read as " + asked +
                             " (docs/primitives.md gives each attribute's kind)");
   }
 

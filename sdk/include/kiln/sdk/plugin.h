@@ -73,7 +73,7 @@ typedef struct kiln_device {
 
 /* A strided view of memory, like DLPack's DLTensor. */
 typedef struct kiln_tensor {
-  void* data; /* the first element: the view's offset is already applied */
+  void* data;    /* the first element: the view's offset is already applied */
   int32_t dtype; /* a kiln_dtype */
   int32_t ndim;
   const int64_t* sizes;
@@ -173,25 +173,25 @@ typedef struct kiln_device_ops {
 
 /* One field of a sample: a member of the shard. */
 typedef struct kiln_field {
-  const char* name;    /* the extension, lower case, without the key: "jpg", "seg.png" */
-  const void* data;    /* the member's bytes; valid until the reader's next next() or close() */
-  uint64_t size;       /* in bytes */
-  uint64_t offset;     /* byte offset of the member's header in the shard, for messages */
+  const char* name; /* the extension, lower case, without the key: "jpg", "seg.png" */
+  const void* data; /* the member's bytes; valid until the reader's next next() or close() */
+  uint64_t size;    /* in bytes */
+  uint64_t offset;  /* byte offset of the member's header in the shard, for messages */
 } kiln_field;
 
 /* One sample: the fields that share a key. The core sets struct_size before next(); a source
  * fills the entries that struct_size covers. */
 typedef struct kiln_sample {
   uint32_t struct_size;
-  const char* key;           /* the sample's key (becomes __key__): "train/000123" */
-  const kiln_field* fields;  /* n_fields fields, valid until the reader's next next() */
+  const char* key;          /* the sample's key (becomes __key__): "train/000123" */
+  const kiln_field* fields; /* n_fields fields, valid until the reader's next next() */
   int32_t n_fields;
-  uint64_t offset;           /* byte offset of the sample's first member, for messages */
+  uint64_t offset; /* byte offset of the sample's first member, for messages */
 } kiln_sample;
 
 /* What kiln_source_ops.next returns. */
-#define KILN_SAMPLE_END 0    /* no more samples in this shard */
-#define KILN_SAMPLE_OK 1     /* *out holds a sample */
+#define KILN_SAMPLE_END 0      /* no more samples in this shard */
+#define KILN_SAMPLE_OK 1       /* *out holds a sample */
 #define KILN_SAMPLE_ERROR (-1) /* the shard cannot be read further (error set) */
 #define KILN_SAMPLE_SKIP (-2)  /* this sample is bad (error set), the next one can be read */
 
@@ -202,8 +202,8 @@ typedef struct kiln_source_ops {
   /* Lists the shards of one item of the user's spec (brace patterns already expanded by the
    * core), calling emit(ctx, shard) for each in order; optional: NULL means the item is itself
    * one shard. Returns 0, or non-zero after set_error. */
-  kiln_status (*list_shards)(void* self, const char* item, void (*emit)(void* ctx,
-                             const char* shard), void* ctx);
+  kiln_status (*list_shards)(void* self, const char* item,
+                             void (*emit)(void* ctx, const char* shard), void* ctx);
   /* Opens one shard; returns a reader, or NULL after set_error (missing file, wrong format). */
   void* (*open_shard)(void* self, const char* shard);
   /* Reads the next sample into *out; returns a KILN_SAMPLE_* code. */

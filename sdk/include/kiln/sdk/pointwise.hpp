@@ -340,7 +340,7 @@ struct Fmod : IntegerDivision {
 struct Pow {
   static constexpr Dtypes dtypes = Dtypes::numeric;
   template <class C>
-  static constexpr bool can_fail = is_int_v<C> && std::is_signed_v<C>;
+  static constexpr bool can_fail = is_int_v<C>&& std::is_signed_v<C>;
   template <class C>
   KILN_HOST_DEVICE static Error error(C, C exponent) {
     return exponent < C(0) ? Error::negative_power : Error::none;

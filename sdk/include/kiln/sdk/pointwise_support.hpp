@@ -24,8 +24,7 @@ enum class Dtypes { all, numeric, floating, integral_bool };  // numeric: all bu
 
 // Whether an operator taking the dtypes S accepts a dtype of compute type C.
 template <Dtypes S, class C>
-constexpr bool accepts_v = S == Dtypes::all ||
-                           (S == Dtypes::numeric && !std::is_same_v<C, bool>) ||
+constexpr bool accepts_v = S == Dtypes::all || (S == Dtypes::numeric && !std::is_same_v<C, bool>) ||
                            (S == Dtypes::floating && std::is_floating_point_v<C>) ||
                            (S == Dtypes::integral_bool && !std::is_floating_point_v<C>);
 

@@ -52,9 +52,8 @@ template <class Source>
 kiln_status list_shards(void* /*self*/, const char* item, void (*emit)(void*, const char*),
                         void* ctx) noexcept {
   try {
-    Source::list_shards(std::string(item), [&](const std::string& shard) {
-      emit(ctx, shard.c_str());
-    });
+    Source::list_shards(std::string(item),
+                        [&](const std::string& shard) { emit(ctx, shard.c_str()); });
     return 0;
   } catch (const std::exception& e) {
     set_error(e.what());
@@ -190,29 +189,28 @@ kiln_status register_source(const kiln_host* host) {
 }  // namespace kiln::sdk
 
 // The optional exports kiln_source_sample_shard and kiln_source_fuzz (plugin.h) of SOURCE.
-#define KILN_SOURCE_CHECKS(SOURCE)                                                           \
-  extern "C" KILN_PLUGIN_EXPORT int32_t kiln_source_sample_shard(                           \
-      const char* scheme, int32_t index, void (*emit)(void*, const void*, uint64_t),        \
-      void* ctx) {                                                                          \
-    return kiln::sdk::detail::sample_shard<SOURCE>(scheme, index, emit, ctx);               \
-  }                                                                                         \
-  extern "C" KILN_PLUGIN_EXPORT int32_t kiln_source_fuzz(const char* scheme,                \
-                                                         const void* data, uint64_t size) { \
-    return kiln::sdk::detail::fuzz<SOURCE>(scheme, data, size);                             \
+#define KILN_SOURCE_CHECKS(SOURCE)                                                                \
+  extern "C" KILN_PLUGIN_EXPORT int32_t kiln_source_sample_shard(                                 \
+      const char* scheme, int32_t index, void (*emit)(void*, const void*, uint64_t), void* ctx) { \
+    return kiln::sdk::detail::sample_shard<SOURCE>(scheme, index, emit, ctx);                     \
+  }                                                                                               \
+  extern "C" KILN_PLUGIN_EXPORT int32_t kiln_source_fuzz(const char* scheme, const void* data,    \
+                                                         uint64_t size) {                         \
+    return kiln::sdk::detail::fuzz<SOURCE>(scheme, data, size);                                   \
   }
 
 // The three entry points of a plugin that provides one data source, and its checks
 // (KILN_SOURCE_CHECKS): NAME, VERSION and SUMMARY are string literals for kiln-info.
-#define KILN_SOURCE_PLUGIN(SOURCE, NAME, VERSION, SUMMARY)                                  \
-  KILN_SOURCE_CHECKS(SOURCE)                                                                \
-  extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {           \
-    static const kiln_plugin_info info = {sizeof(kiln_plugin_info), KILN_ABI_MAJOR,         \
-                                          KILN_ABI_MINOR, NAME, VERSION, SUMMARY};          \
-    return &info;                                                                           \
-  }                                                                                         \
-  extern "C" KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host) {          \
-    return kiln::sdk::probe_source_interface(host);                                         \
-  }                                                                                         \
-  extern "C" KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {       \
-    return kiln::sdk::register_source<SOURCE>(host);                                        \
+#define KILN_SOURCE_PLUGIN(SOURCE, NAME, VERSION, SUMMARY)                                 \
+  KILN_SOURCE_CHECKS(SOURCE)                                                               \
+  extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {          \
+    static const kiln_plugin_info info = {                                                 \
+        sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, NAME, VERSION, SUMMARY}; \
+    return &info;                                                                          \
+  }                                                                                        \
+  extern "C" KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host) {         \
+    return kiln::sdk::probe_source_interface(host);                                        \
+  }                                                                                        \
+  extern "C" KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {      \
+    return kiln::sdk::register_source<SOURCE>(host);                                       \
   }

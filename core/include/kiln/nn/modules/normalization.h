@@ -25,7 +25,8 @@ struct BatchNormOptions {
 // running statistics. weight (ones) and bias (zeros) are parameters when affine.
 class KILN_API BatchNorm2dImpl : public Module {
  public:
-  explicit BatchNorm2dImpl(int64_t num_features) : BatchNorm2dImpl(BatchNormOptions(num_features)) {}
+  explicit BatchNorm2dImpl(int64_t num_features)
+      : BatchNorm2dImpl(BatchNormOptions(num_features)) {}
   explicit BatchNorm2dImpl(const BatchNormOptions& options);
 
   // Running statistics to their initial values (mean 0, variance 1, no batches).
@@ -41,8 +42,8 @@ class KILN_API BatchNorm2dImpl : public Module {
   void pretty_print(std::ostream& stream) const override;
 
   BatchNormOptions options;
-  Tensor weight, bias;                                        // undefined unless affine
-  Tensor running_mean, running_var, num_batches_tracked;      // undefined unless tracking
+  Tensor weight, bias;                                    // undefined unless affine
+  Tensor running_mean, running_var, num_batches_tracked;  // undefined unless tracking
 
  private:
   Tensor run(const Tensor& input, bool relu);
