@@ -1,107 +1,11 @@
-// Elementwise kernels: unary, binary, comparisons and logical operators, where, clamp, fill_ and
-// copy_. The pointwise operators are the functors of kiln/sdk/pointwise.hpp, one kernel per
-// (functor, dtype the functor takes); see Note [One scalar formula for every device].
-#include "loops.cuh"
-
-#include <kiln/sdk/pointwise.hpp>
+// Elementwise kernels with more than a functor's loop: where, clamp, fill_ and copy_. The unary,
+// binary and comparison families are unary.cu, binary.cu and compare.cu (pointwise.cuh).
+#include "pointwise.cuh"
 
 #include <cstring>
 
 namespace kiln::cuda {
 namespace {
-
-namespace pw = sdk::pointwise;
-using sdk::Call;
-using sdk::kernel;
-
-// Set by a kernel that meets an error only the data shows (a pw::Error: integer division by
-// zero, a negative integer exponent); read back after the launch by check_device_error.
-__device__ int g_error;
-
-void check_device_error(cudaStream_t stream) {
-  int code = 0;
-  KILN_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&code, g_error, sizeof code, 0, cudaMemcpyDeviceToHost,
-                                            stream));
-  KILN_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (code == static_cast<int>(pw::Error::none)) return;
-  const int zero = 0;
-  KILN_CUDA_CHECK(cudaMemcpyToSymbolAsync(g_error, &zero, sizeof zero, 0, cudaMemcpyHostToDevice,
-                                          stream));
-  pw::throw_if_error(static_cast<pw::Error>(code));
-}
-
-[[noreturn]] void refuse(const Call& call, int32_t dtype) {
-  throw std::invalid_argument(std::string(call.op()) + " on cuda does not take " +
-                              sdk::dtype_name(dtype));
-}
-
-// A functor of kiln/sdk/pointwise.hpp on stored elements of type T: computed in acc_t<T>, the
-// result stored as Out. A data-dependent error is recorded in g_error.
-template <class Out, class T, class Op>
-struct Pointwise {
-  Op op;
-  __device__ Out operator()(T x) const { return from_acc<Out>(op(to_acc(x))); }
-  __device__ Out operator()(T x, T y) const {
-    const acc_t<T> a = to_acc(x), b = to_acc(y);
-    if constexpr (pw::can_fail_v<Op, acc_t<T>>) {
-      const pw::Error e = Op::error(a, b);
-      if (e != pw::Error::none) atomicExch(&g_error, static_cast<int>(e));
-    }
-    return from_acc<Out>(op(a, b));
-  }
-};
-
-// out = Op(x) for the dtypes Op takes; out is bool for the operators that return bool.
-template <class Op>
-void unary_kernel(const Call& call) {
-  visit_dtype(call.input(0).dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using A = acc_t<T>;
-    if constexpr (pw::accepts_v<Op::dtypes, A>) {
-      using Out = std::conditional_t<std::is_same_v<decltype(Op{}(A{})), bool>, bool, T>;
-      map<Out, T>(stream_of(call), Pointwise<Out, T, Op>{}, call.output(0), {&call.input(0)});
-    } else {
-      refuse(call, call.input(0).dtype);
-    }
-  });
-}
-
-// out = Op(a, b) for the dtypes Op takes (a and b of that dtype); out is bool for comparisons.
-template <class Op>
-void binary_kernel(const Call& call) {
-  visit_dtype(call.input(0).dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using A = acc_t<T>;
-    if constexpr (pw::accepts_v<Op::dtypes, A>) {
-      using Out = std::conditional_t<std::is_same_v<decltype(Op{}(A{}, A{})), bool>, bool, T>;
-      cudaStream_t stream = stream_of(call);
-      map<Out, T, T>(stream, Pointwise<Out, T, Op>{}, call.output(0),
-                     {&call.input(0), &call.input(1)});
-      if constexpr (pw::can_fail_v<Op, A>) check_device_error(stream);
-    } else {
-      refuse(call, call.input(0).dtype);
-    }
-  });
-}
-
-// add: a + alpha * b; sub: a - alpha * b, which is add with -alpha: one kernel per dtype.
-template <bool Subtract>
-void add_sub_kernel(const Call& call) {
-  constexpr pw::Dtypes S = Subtract ? pw::Sub::dtypes : pw::Add::dtypes;
-  visit_dtype(call.output(0).dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using A = acc_t<T>;
-    if constexpr (pw::accepts_v<S, A>) {
-      A alpha = call.has_attr(0) ? call.attr_scalar<A>(0) : A(1);
-      if constexpr (Subtract) alpha = pw::wrap_neg(alpha);
-      using Op = pw::AddScaled<A>;
-      map<T, T, T>(stream_of(call), Pointwise<T, T, Op>{Op{alpha}}, call.output(0),
-                   {&call.input(0), &call.input(1)});
-    } else {
-      refuse(call, call.output(0).dtype);
-    }
-  });
-}
 
 // ---- where, clamp, fill_ ----------------------------------------------------------------------
 // where(cond, a, b) moves the elements as bits: one kernel per element size.
@@ -259,44 +163,6 @@ void copy_convert(const kiln_tensor& dst, const kiln_tensor& src, cudaStream_t s
 void register_elementwise(KernelTable& t) {
   t.add("fill_", kernel<fill_kernel>);
   t.add("copy_", kernel<copy_kernel>);
-  t.add("neg", kernel<unary_kernel<pw::Neg>>);
-  t.add("abs", kernel<unary_kernel<pw::Abs>>);
-  t.add("sign", kernel<unary_kernel<pw::Sign>>);
-  t.add("relu", kernel<unary_kernel<pw::Relu>>);
-  t.add("bitwise_not", kernel<unary_kernel<pw::BitwiseNot>>);
-  t.add("logical_not", kernel<unary_kernel<pw::LogicalNot>>);
-  t.add("exp", kernel<unary_kernel<pw::Exp>>);
-  t.add("log", kernel<unary_kernel<pw::Log>>);
-  t.add("log1p", kernel<unary_kernel<pw::Log1p>>);
-  t.add("expm1", kernel<unary_kernel<pw::Expm1>>);
-  t.add("sqrt", kernel<unary_kernel<pw::Sqrt>>);
-  t.add("rsqrt", kernel<unary_kernel<pw::Rsqrt>>);
-  t.add("sin", kernel<unary_kernel<pw::Sin>>);
-  t.add("cos", kernel<unary_kernel<pw::Cos>>);
-  t.add("tanh", kernel<unary_kernel<pw::Tanh>>);
-  t.add("sigmoid", kernel<unary_kernel<pw::Sigmoid>>);
-  t.add("add", kernel<add_sub_kernel<false>>);
-  t.add("sub", kernel<add_sub_kernel<true>>);
-  t.add("mul", kernel<binary_kernel<pw::Mul>>);
-  t.add("div", kernel<binary_kernel<pw::Div>>);
-  t.add("floor_divide", kernel<binary_kernel<pw::FloorDivide>>);
-  t.add("remainder", kernel<binary_kernel<pw::Remainder>>);
-  t.add("fmod", kernel<binary_kernel<pw::Fmod>>);
-  t.add("pow", kernel<binary_kernel<pw::Pow>>);
-  t.add("maximum", kernel<binary_kernel<pw::Maximum>>);
-  t.add("minimum", kernel<binary_kernel<pw::Minimum>>);
-  t.add("bitwise_and", kernel<binary_kernel<pw::BitwiseAnd>>);
-  t.add("bitwise_or", kernel<binary_kernel<pw::BitwiseOr>>);
-  t.add("bitwise_xor", kernel<binary_kernel<pw::BitwiseXor>>);
-  t.add("eq", kernel<binary_kernel<pw::Eq>>);
-  t.add("ne", kernel<binary_kernel<pw::Ne>>);
-  t.add("lt", kernel<binary_kernel<pw::Lt>>);
-  t.add("le", kernel<binary_kernel<pw::Le>>);
-  t.add("gt", kernel<binary_kernel<pw::Gt>>);
-  t.add("ge", kernel<binary_kernel<pw::Ge>>);
-  t.add("logical_and", kernel<binary_kernel<pw::LogicalAnd>>);
-  t.add("logical_or", kernel<binary_kernel<pw::LogicalOr>>);
-  t.add("logical_xor", kernel<binary_kernel<pw::LogicalXor>>);
   t.add("where", kernel<where_kernel>);
   t.add("clamp", kernel<clamp_kernel>);
 }
