@@ -1,5 +1,5 @@
-// Autocast regions: the seed's dtype table, policies, nesting, the weight cache, autograd through
-// casts, threads, and the errors.
+// Autocast regions: the dtype table of PyTorch's "Automatic Mixed Precision examples", policies,
+// nesting, the weight cache, autograd through casts, threads, and the errors.
 #include "amp_test.h"
 
 #include <kiln/nn.h>
@@ -12,7 +12,8 @@ using amp::autocast;
 
 BOOST_AUTO_TEST_SUITE(autocast_regions)
 
-// The seed's table: x + y stays float32, x @ y is the lower dtype, mixed inputs promote.
+// PyTorch's "Automatic Mixed Precision examples", its table: x + y stays float32, x @ y is the
+// lower dtype, mixed inputs promote.
 BOOST_AUTO_TEST_CASE(seed_dtype_table) {
   manual_seed(0);
   Tensor x = randn({4, 4}), y = randn({4, 4});
@@ -245,8 +246,8 @@ BOOST_AUTO_TEST_CASE(no_grad_forward_then_grad_forward) {
   BOOST_TEST(allclose(lin->weight.grad(), want, 1e-2, 1e-2));
 }
 
-// The seed's DataParallel case: a thread started in a region starts with autocast off, and a
-// region opened in the thread's own work casts there.
+// The DataParallel case of PyTorch's "Automatic Mixed Precision examples": a thread started in a
+// region starts with autocast off, and a region opened in the thread's own work casts there.
 BOOST_AUTO_TEST_CASE(threads_start_with_autocast_off) {
   Tensor x = ones({2, 2});
   autocast region(kCPU);

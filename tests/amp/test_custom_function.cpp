@@ -1,4 +1,5 @@
-// custom_fwd / custom_bwd on Function<T>: the seed's MyMM and MyFloat32Func.
+// custom_fwd / custom_bwd on Function<T>: MyMM and MyFloat32Func of PyTorch's "Automatic Mixed
+// Precision examples".
 #include "amp_test.h"
 
 #include <kiln/custom_function.h>
@@ -17,7 +18,7 @@ struct Seen {
 };
 Seen seen;
 
-// The seed's MyMM: runs under the caller's state; backward under forward's.
+// MyMM of the AMP examples: runs under the caller's state; backward under forward's.
 struct MyMM : autograd::Function<MyMM> {
   static Tensor forward(AutogradContext* ctx, const Tensor& a, const Tensor& b) {
     amp::custom_fwd amp(ctx, kCPU);
@@ -35,7 +36,7 @@ struct MyMM : autograd::Function<MyMM> {
   }
 };
 
-// The seed's MyFloat32Func: float32 inputs, autocast off in forward and backward.
+// MyFloat32Func of the AMP examples: float32 inputs, autocast off in forward and backward.
 struct MyFloat32Func : autograd::Function<MyFloat32Func> {
   static Tensor forward(AutogradContext* ctx, const Tensor& input) {
     amp::custom_fwd amp(ctx, kCPU, kFloat);

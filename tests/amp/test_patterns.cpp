@@ -1,7 +1,8 @@
-// The seed's mixed-precision training patterns under CPU bfloat16 autocast + GradScaler, against
-// PyTorch's numbers (tests/golden/amp_cases.txt, from tests/golden/make_amp_golden.py, which
-// uses the same closed-form weights and data). Tolerances allow for bfloat16 rounding: kiln and
-// PyTorch round the products' outputs at slightly different points.
+// The mixed-precision training patterns of PyTorch's "Automatic Mixed Precision examples" under
+// CPU bfloat16 autocast + GradScaler, against PyTorch's numbers (tests/golden/amp_cases.txt, from
+// tests/golden/make_amp_golden.py, which uses the same closed-form weights and data). Tolerances
+// allow for bfloat16 rounding: kiln and PyTorch round the products' outputs at slightly different
+// points.
 #include "amp_test.h"
 
 #include <kiln/nn.h>

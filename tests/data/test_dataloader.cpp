@@ -42,7 +42,7 @@ std::vector<int64_t> range(int64_t n) {
 }
 
 // An iterable dataset that yields worker w's share of 0..n-1 (i % workers == w), or everything
-// from every worker when `split` is false (the seed's duplicate-samples bug).
+// from every worker when `split` is false ("Effective PyTorch"'s duplicate-samples bug).
 class Counter : public IterableDataset {
  public:
   Counter(int64_t n, bool split) : n_(n), split_(split) {}

@@ -1,5 +1,5 @@
-// The dir source: the seed's ImageDirectoryDataset case, a folder of files grouped by key and
-// split into shards for the workers.
+// The dir source: the ImageDirectoryDataset case of "Effective PyTorch", a folder of files grouped
+// by key and split into shards for the workers.
 #include "data_test.h"
 #include "images.h"
 

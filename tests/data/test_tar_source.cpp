@@ -1,5 +1,5 @@
 // The tar source: WebDataset's grouping rules, brace patterns, decoders, compressed shards, the
-// error policy, and the seed's tar image dataset through 0, 1, 2 and 8 workers.
+// error policy, and the tar image dataset of "Effective PyTorch" through 0, 1, 2 and 8 workers.
 #include "data_test.h"
 #include "images.h"
 
@@ -62,7 +62,8 @@ std::vector<uint8_t> gradient(int h, int w, int c) {
   return p;
 }
 
-// The seed's tar image dataset: `n` JPEG images (8x8 RGB, filled with i % 200) with a class.
+// The tar image dataset of "Effective PyTorch": `n` JPEG images (8x8 RGB, filled with
+// i % 200) with a class.
 std::string write_image_shards(const TempDir& dir, int shards, int n) {
   TarShardWriter w(dir / "images-%03d.tar", int64_t{1} << 40, (n + shards - 1) / shards);
   for (int i = 0; i < n; ++i) {
@@ -440,7 +441,7 @@ BOOST_AUTO_TEST_CASE(seed_image_dataset_each_sample_once_through_any_workers) {
 }
 
 BOOST_AUTO_TEST_CASE(seed_duplicate_samples_bug_without_splitting) {
-  // The seed's naive IterableDataset: every worker reads the whole archive.
+  // The naive IterableDataset of "Effective PyTorch": every worker reads the whole archive.
   class Naive : public IterableDataset {
    public:
     explicit Naive(std::shared_ptr<SourceDataset> s) : source_(std::move(s)) {}

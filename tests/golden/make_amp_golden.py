@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Writes tests/golden/amp_cases.txt: the seed's mixed-precision training patterns run by PyTorch
+"""Writes tests/golden/amp_cases.txt: the mixed-precision training patterns of PyTorch's
+"Automatic Mixed Precision examples" run by PyTorch
 1.13 on the CPU under torch.autocast("cpu", torch.bfloat16), for tests/amp/test_patterns.cpp.
 
 PyTorch 1.13's GradScaler has no CPU kernels (torch.cuda.amp.GradScaler disables itself without

@@ -191,7 +191,7 @@ def loss_cases():
     put("bce_extreme", "x", x)
     put("bce_extreme", "t", t)
     put("bce_extreme", "out", F.binary_cross_entropy(x, t, reduction="none"))
-    # the seed's numerical stability examples
+    # the numerical stability examples of "Effective PyTorch"
     logits = torch.tensor([1000.0, 0.0], requires_grad=True)
     labels = torch.tensor([0.5, 0.5])
     record("stable_ce", {"x": logits, "t": labels}, F.cross_entropy(logits, labels), True)

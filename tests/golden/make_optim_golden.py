@@ -23,7 +23,7 @@ parameter's gradient to the recorded one before each step. Records, one per line
     lrs <epoch> <lr per group...>                get_last_lr() after `epoch` scheduler steps
     end
 
-    curvefit <steps> <lr> <batch>                the seed's curve fit with Adam (f(x) = 5x^2 + 3)
+    curvefit <steps> <lr> <batch>                Effective PyTorch's curve fit (5x^2 + 3)
     w0 <values...>                               the initial w ([3, 1])
     x <s> <values...>                            the batch of step s
     loss <s> <value>                             mse loss of step s (before its update)
@@ -182,7 +182,7 @@ def scheduler_cases(out):
 
 
 def curve_fit(out, steps=50, lr=0.1, batch=100):
-    """The seed's curve fit, with its random draws replaced by recorded ones."""
+    """Effective PyTorch's curve fit, with its random draws replaced by recorded ones."""
     gen = torch.Generator().manual_seed(2024)
     w = torch.randn([3, 1], generator=gen).requires_grad_()
     opt = torch.optim.Adam([w], lr)

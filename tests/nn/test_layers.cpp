@@ -202,7 +202,7 @@ BOOST_AUTO_TEST_CASE(softmax_matches_pytorch_and_is_stable) {
   check_case("log_softmax_1", {"x"}, [](auto& v) { return F::log_softmax(v[0], 1); });
   check_case("stable_softmax", {"x"}, [](auto& v) { return F::softmax(v[0], 0); });
   check_case("stable_log_softmax", {"x"}, [](auto& v) { return F::log_softmax(v[0], 1); });
-  // float32, the seed's case: [1000, 0] -> [1, 0], no NaN
+  // float32, the case of "Effective PyTorch": [1000, 0] -> [1, 0], no NaN
   Tensor x = kiln::tensor({1000.0, 0.0});
   BOOST_CHECK(nn_test::values(F::softmax(x, 0)) == std::vector<double>({1.0, 0.0}));
   BOOST_CHECK(nn_test::values(F::log_softmax(x, 0)) == std::vector<double>({0.0, -1000.0}));
@@ -286,8 +286,8 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(model)
 
-// The seed's checkerboard network (1x1 convolutions, BatchNorm2d, ReLU), smaller: a few Adam
-// steps on a 16x16 grid lower the loss, and every parameter gets a gradient.
+// The checkerboard network of "Effective PyTorch" (1x1 convolutions, BatchNorm2d, ReLU), smaller: a
+// few Adam steps on a 16x16 grid lower the loss, and every parameter gets a gradient.
 BOOST_AUTO_TEST_CASE(checkerboard_network_trains) {
   kiln::manual_seed(0);
   Tensor h = kiln::arange(16, kiln::kFloat).div(16).unsqueeze(0).repeat({16, 1});

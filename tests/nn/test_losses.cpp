@@ -1,4 +1,4 @@
-// Losses against PyTorch (values and input gradients, every reduction), the seed's numerical
+// Losses against PyTorch (values and input gradients, every reduction), the numerical
 // stability cases, the loss modules, clip_grad_norm_/clip_grad_value_, and the error messages.
 #include "golden.h"
 
@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_CASE(weights_ignore_index_and_shapes_match_pytorch) {
 }
 
 BOOST_AUTO_TEST_CASE(the_seeds_numerical_stability_cases) {
-  // xe([0.5, 0.5], [1000, 0]) = 500, gradient [0.5, -0.5], in float32 as in the seed
+  // xe([0.5, 0.5], [1000, 0]) = 500, gradient [0.5, -0.5], in float32 as in "Effective PyTorch"
   Tensor logits = kiln::tensor({1000.0, 0.0}).requires_grad_();
   Tensor labels = kiln::tensor({0.5, 0.5});
   Tensor xe = F::cross_entropy(logits, labels);

@@ -1,5 +1,5 @@
 // The records of tests/golden/optim_cases.txt (format: make_optim_golden.py's docstring):
-// PyTorch 1.13's optimizer trajectories, scheduler rates and the seed's curve fit.
+// PyTorch 1.13's optimizer trajectories, scheduler rates and the curve fit of "Effective PyTorch".
 #pragma once
 
 #include <kiln/kiln.h>

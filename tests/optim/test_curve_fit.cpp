@@ -1,5 +1,5 @@
-// The seed's curve fit (f(x) = 5x^2 + 3, g(x, w) = w0 x^2 + w1 x + w2, Adam with lr 0.1) on
-// PyTorch's recorded batches: kiln's forward, backward and Adam step give PyTorch's losses.
+// The curve fit of "Effective PyTorch" (f(x) = 5x^2 + 3, g(x, w) = w0 x^2 + w1 x + w2, Adam with lr
+// 0.1) on PyTorch's recorded batches: kiln's forward, backward and Adam step give PyTorch's losses.
 #include "optim_golden.h"
 #include "optim_test.h"
 

@@ -6,7 +6,8 @@
 #   3. the installed kiln-info lists the plugins as loaded, with the ref device, and the
 #      installed kiln-plugin-check passes ref (conformance, gradients, dtypes against the CPU)
 #      and null (no kernels: everything through CPU fallback);
-#   4. the seed's curve fit trains on ref with KILN_DEVICE=ref (default_device() picks it);
+#   4. the curve fit of "Effective PyTorch" trains on ref with KILN_DEVICE=ref (default_device()
+#      picks it);
 #   5. sdk-consumer: devices, moves, CPU fallback, the csv source through a DataLoader, a module
 #      moved to ref trains;
 #   6. the csv plugin built with `c++ $(pkg-config --cflags --libs kiln-sdk)` loads too.
@@ -98,7 +99,7 @@ expect("${out}" "    kernels \\(0\\):" "kiln-plugin-check kiln_null.so (no kerne
 expect("${out}" "all checks passed: kiln runs every operator on null:0 as on the CPU"
        "kiln-plugin-check kiln_null.so")
 
-# --- 4. the seed's curve fit on ref: the installed program, as the README and the guide run it --
+# --- 4. the curve fit on ref: the installed program, as the README and the guide run it --
 run(out ${CMAKE_COMMAND} -E env --unset=KILN_PLUGIN_PATH KILN_DEVICE=ref
         ${prefix}/bin/kiln-curve-fit)
 expect("${out}" "device ref:0," "curve fit with KILN_DEVICE=ref")

@@ -1,5 +1,5 @@
-// Broadcasting: the shapes table, PyTorch's error message, and the seeds' examples ("Broadcasting
-// the good and the ugly", "Take advantage of the overloaded operators").
+// Broadcasting: the shapes table, PyTorch's error message, and the examples of "Effective PyTorch"
+// ("Broadcasting the good and the ugly", "Take advantage of the overloaded operators").
 #include "tensor_test.h"
 
 using namespace kiln;

@@ -1,5 +1,5 @@
 // kiln's directory source plugin (kiln_dir.so): the "dir" data source, a folder of files grouped
-// into samples by key, the layout of the seed's ImageDirectoryDataset:
+// into samples by key, the layout of ImageDirectoryDataset in "Effective PyTorch":
 //
 //   kiln::data::open("dir:/data/images")                       every file under the folder
 //   kiln::data::open("dir:/data/images?pattern=*.jpg&shard_size=64")
