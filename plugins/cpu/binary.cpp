@@ -26,7 +26,7 @@ void binary_kernel(const Call& call) {
     using C = compute_t<T>;
     if constexpr (pw::can_fail_v<Op, C>) {
       auto f = [](C a, C b) {
-        const pw::Error error = Op::error(a, b);
+        const pw::Error error = pw::error_of<Op>(a, b);
         if (error != pw::Error::none) [[unlikely]]
           pw::throw_if_error(error);
         return Op{}(a, b);

@@ -46,7 +46,7 @@ struct Pointwise {
   __device__ Out operator()(T x, T y) const {
     const acc_t<T> a = to_acc(x), b = to_acc(y);
     if constexpr (pw::can_fail_v<Op, acc_t<T>>) {
-      const pw::Error e = Op::error(a, b);
+      const pw::Error e = pw::error_of<Op>(a, b);
       if (e != pw::Error::none) atomicExch(&g_error, static_cast<int>(e));
     }
     return from_acc<Out>(op(a, b));

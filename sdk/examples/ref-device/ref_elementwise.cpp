@@ -82,7 +82,7 @@ void binary_with(const Call& c, const Op& op) {
       using Out = std::conditional_t<std::is_same_v<decltype(op(C{}, C{})), bool>, bool, T>;
       for_each_element<3>({&c.output(0), &c.input(0), &c.input(1)}, [&](char** p) {
         const C a = load<T>(p[1]), b = load<T>(p[2]);
-        if constexpr (pw::can_fail_v<Op, C>) pw::throw_if_error(Op::error(a, b));
+        if constexpr (pw::can_fail_v<Op, C>) pw::throw_if_error(pw::error_of<Op>(a, b));
         store<Out>(p[0], op(a, b));
       });
     } else {

@@ -42,6 +42,18 @@ constexpr bool can_fail_v = [] {
   }
 }();
 
+// Op::error(a, b), or none for a functor without one. Kernels call this rather than Op::error
+// directly: clang 14 checks the body of a lambda in a discarded `if constexpr` branch of a
+// generic lambda, where a direct Op::error fails to compile for functors that cannot fail.
+template <class Op, class C>
+KILN_HOST_DEVICE constexpr Error error_of(C a, C b) {
+  if constexpr (requires { Op::error(a, b); }) {
+    return Op::error(a, b);
+  } else {
+    return Error::none;
+  }
+}
+
 // Throws the exception PyTorch raises for e (the CPU plugin; the CUDA plugin after a launch).
 inline void throw_if_error(Error e) {
   if (e == Error::zero_division) throw std::domain_error("ZeroDivisionError");
