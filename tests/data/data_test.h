@@ -14,6 +14,7 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,5 +80,15 @@ std::string read_file(const std::string& path);
 // Every sample of a source read by one reader (workers(0)), decoded or not as `options` say.
 std::vector<kiln::data::Sample> read_all(const std::string& url,
                                          kiln::data::SourceOptions options = {});
+
+// The map-style dataset 0, 1, ..., n - 1 with key "i".
+std::shared_ptr<kiln::data::Dataset> numbers(int64_t n);
+
+// A plain iterable dataset (no provenance): worker w of n yields {"i": w}, {"i": w + n}, ...
+// below 40.
+class Strided40 : public kiln::data::IterableDataset {
+ public:
+  std::unique_ptr<kiln::data::SampleStream> iter(const kiln::data::WorkerInfo& w) override;
+};
 
 }  // namespace data_test

@@ -102,4 +102,24 @@ std::vector<int64_t> ints(const kiln::Tensor& t) {
   return std::vector<int64_t>(p, p + c.numel());
 }
 
+std::shared_ptr<kiln::data::Dataset> numbers(int64_t n) {
+  return std::make_shared<kiln::data::LambdaDataset>(n, [](int64_t i) {
+    return kiln::data::Sample(kiln::data::Sample::Map{{"i", i}});
+  });
+}
+
+std::unique_ptr<kiln::data::SampleStream> Strided40::iter(const kiln::data::WorkerInfo& w) {
+  struct Stream : kiln::data::SampleStream {
+    int64_t i, step;
+    Stream(int64_t first, int64_t s) : i(first), step(s) {}
+    std::optional<kiln::data::Sample> next() override {
+      if (i >= 40) return std::nullopt;
+      kiln::data::Sample s = kiln::data::Sample::Map{{"i", i}};
+      i += step;
+      return s;
+    }
+  };
+  return std::make_unique<Stream>(w.id, w.num_workers);
+}
+
 }  // namespace data_test

@@ -6,15 +6,10 @@
 #include <set>
 
 using namespace kiln::data;
+using data_test::numbers;
 using data_test::TempDir;
 
 namespace {
-
-std::shared_ptr<Dataset> numbers(int64_t n) {
-  return std::make_shared<LambdaDataset>(n, [](int64_t i) {
-    return Sample(Sample::Map{{"i", i}});
-  });
-}
 
 std::vector<int64_t> values(const Sample& b) { return data_test::ints(b.at("i").tensor()); }
 
@@ -176,23 +171,7 @@ BOOST_AUTO_TEST_CASE(tar_source_resumes_on_another_number_of_ranks) {
 }
 
 BOOST_AUTO_TEST_CASE(plain_iterable_needs_the_same_worker_count) {
-  class Counter : public IterableDataset {
-   public:
-    std::unique_ptr<SampleStream> iter(const WorkerInfo& w) override {
-      struct S : SampleStream {
-        int64_t i, step;
-        S(int64_t first, int64_t s) : i(first), step(s) {}
-        std::optional<Sample> next() override {
-          if (i >= 40) return std::nullopt;
-          Sample s = Sample::Map{{"i", i}};
-          i += step;
-          return s;
-        }
-      };
-      return std::make_unique<S>(w.id, w.num_workers);
-    }
-  };
-  auto ds = std::make_shared<Counter>();
+  auto ds = std::make_shared<data_test::Strided40>();
   DataLoader full(ds, DataLoaderOptions(3).workers(2));
   std::vector<int64_t> all = take(full);
   DataLoader first(ds, DataLoaderOptions(3).workers(2));
@@ -220,24 +199,6 @@ BOOST_AUTO_TEST_CASE(a_finished_epoch_resumes_at_the_next) {
   BOOST_TEST(take(b) == e1);
 }
 
-// A plain iterable dataset: worker w of n yields w, w + n, ... below 40.
-class Counter40 : public IterableDataset {
- public:
-  std::unique_ptr<SampleStream> iter(const WorkerInfo& w) override {
-    struct S : SampleStream {
-      int64_t i, step;
-      S(int64_t first, int64_t s) : i(first), step(s) {}
-      std::optional<Sample> next() override {
-        if (i >= 40) return std::nullopt;
-        Sample s = Sample::Map{{"i", i}};
-        i += step;
-        return s;
-      }
-    };
-    return std::make_unique<S>(w.id, w.num_workers);
-  }
-};
-
 // `state` with `key` set to `value`.
 Sample with(Sample state, const std::string& key, Sample value) {
   state[key] = std::move(value);
@@ -245,7 +206,7 @@ Sample with(Sample state, const std::string& key, Sample value) {
 }
 
 BOOST_AUTO_TEST_CASE(every_field_of_a_loaded_state_is_checked) {
-  auto ds = std::make_shared<Counter40>();
+  auto ds = std::make_shared<data_test::Strided40>();
   DataLoader first(ds, DataLoaderOptions(3).workers(2));
   take(first, 3);
   Sample state = through_text(first.state_dict());
@@ -311,7 +272,7 @@ BOOST_AUTO_TEST_CASE(every_field_of_a_loaded_state_is_checked) {
 BOOST_AUTO_TEST_CASE(a_state_is_refused_or_resumes_whatever_its_values) {
   // Each field of a saved state set to extreme values: load_state_dict refuses it or the epoch
   // runs; never a crash, a hang or a sanitizer report (run under ASan/UBSan).
-  auto ds = std::make_shared<Counter40>();
+  auto ds = std::make_shared<data_test::Strided40>();
   DataLoader first(ds, DataLoaderOptions(3).workers(2));
   take(first, 3);
   Sample state = first.state_dict();

@@ -19,30 +19,6 @@ namespace {
 using Ids = std::vector<std::string>;
 using MakeLoader = std::function<std::unique_ptr<DataLoader>()>;
 
-std::shared_ptr<Dataset> numbers(int64_t n) {
-  return std::make_shared<LambdaDataset>(n, [](int64_t i) {
-    return Sample(Sample::Map{{"i", i}});
-  });
-}
-
-// Worker w of n yields w, w + n, ... below 40 (a plain iterable: no provenance).
-class Strided40 : public IterableDataset {
- public:
-  std::unique_ptr<SampleStream> iter(const WorkerInfo& w) override {
-    struct Stream : SampleStream {
-      int64_t i, step;
-      Stream(int64_t first, int64_t s) : i(first), step(s) {}
-      std::optional<Sample> next() override {
-        if (i >= 40) return std::nullopt;
-        Sample s = Sample::Map{{"i", i}};
-        i += step;
-        return s;
-      }
-    };
-    return std::make_unique<Stream>(w.id, w.num_workers);
-  }
-};
-
 // The samples of a batch: its "__key__" strings, or its "i" values.
 void append_ids(const Sample& batch, Ids& out) {
   if (batch.contains("__key__")) {
@@ -116,26 +92,26 @@ BOOST_AUTO_TEST_CASE(states_saved_by_an_earlier_kiln_load_and_resume) {
   std::vector<Case> cases = {
       {"map_shuffled_workers",
        [] {
-         return std::make_unique<DataLoader>(numbers(50),
+         return std::make_unique<DataLoader>(data_test::numbers(50),
                                              DataLoaderOptions(4).shuffle(true).seed(7).workers(2));
        },
        5},
       {"map_between_epochs",
        [] {
-         return std::make_unique<DataLoader>(numbers(10),
+         return std::make_unique<DataLoader>(data_test::numbers(10),
                                              DataLoaderOptions(3).shuffle(true).seed(4));
        },
        -1},
       {"map_distributed",
        [] {
          auto sampler = std::make_shared<DistributedSampler>(64, 2, 1, true, 5);
-         return std::make_unique<DataLoader>(numbers(64),
+         return std::make_unique<DataLoader>(data_test::numbers(64),
                                              DataLoaderOptions(4).sampler(sampler).seed(1));
        },
        3},
       {"iterable_workers",
        [] {
-         return std::make_unique<DataLoader>(std::make_shared<Strided40>(),
+         return std::make_unique<DataLoader>(std::make_shared<data_test::Strided40>(),
                                              DataLoaderOptions(3).workers(2).seed(3));
        },
        4},
