@@ -1,6 +1,9 @@
 // Finite-difference gradient checks (first and second derivatives) of every differentiable
 // operator, in float64, on every loaded device; and the check that every operator of the registry
-// with a backward has a case here.
+// with a backward is checked. Every conformance case marked `gradient` (tools/conformance) is
+// checked here on its own float64 inputs, so an operator whose case is marked needs nothing in
+// this file; the hand-written cases below cover what those cannot: composites of several
+// operators, second derivatives through backward primitives, in-place chains.
 #define BOOST_TEST_MODULE gradcheck
 #include <kiln/custom_function.h>
 #include <kiln/gradcheck.h>
@@ -8,6 +11,8 @@
 #include <kiln/nn.h>
 
 #include <boost/test/unit_test.hpp>
+
+#include "conformance.h"
 
 #include <functional>
 #include <set>
@@ -29,65 +34,17 @@ struct Case {
   bool second_order = true;
 };
 
-// An int64 index tensor with these values, on like's device.
-Tensor index(const Tensor& like, std::vector<int64_t> sizes, const std::vector<int64_t>& v) {
-  return kiln::tensor(v, kiln::kLong).reshape(sizes).to(like.device());
-}
-
 std::vector<Case> cases() {
   using V = std::vector<std::vector<int64_t>>;
   return {
-      {"neg", V{{2, 3}}, [](const Inputs& x) { return -x[0]; }},
-      {"abs", V{{2, 3}}, [](const Inputs& x) { return kiln::abs(x[0] + 2); }},
-      {"sign", V{{2, 3}}, [](const Inputs& x) { return kiln::sign(x[0] + 2) * x[0]; }},
-      {"exp", V{{2, 3}}, [](const Inputs& x) { return kiln::exp(x[0]); }},
-      {"log", V{{2, 3}}, [](const Inputs& x) { return kiln::log(x[0]); }, true},
-      {"log1p", V{{2, 3}}, [](const Inputs& x) { return kiln::log1p(x[0]); }, true},
-      {"expm1", V{{2, 3}}, [](const Inputs& x) { return kiln::expm1(x[0]); }},
-      {"sqrt", V{{2, 3}}, [](const Inputs& x) { return kiln::sqrt(x[0]); }, true},
-      {"rsqrt", V{{2, 3}}, [](const Inputs& x) { return kiln::rsqrt(x[0]); }, true},
-      {"sin", V{{2, 3}}, [](const Inputs& x) { return kiln::sin(x[0]); }},
-      {"cos", V{{2, 3}}, [](const Inputs& x) { return kiln::cos(x[0]); }},
-      {"tanh", V{{2, 3}}, [](const Inputs& x) { return kiln::tanh(x[0]); }},
-      {"sigmoid", V{{2, 3}}, [](const Inputs& x) { return kiln::sigmoid(x[0]); }},
-      {"relu", V{{2, 3}}, [](const Inputs& x) { return kiln::relu(x[0] + 0.05); }, false, false},
-      {"add", V{{2, 3}, {3}}, [](const Inputs& x) { return kiln::add(x[0], x[1], 2.5); }},
-      {"sub", V{{2, 1}, {3}}, [](const Inputs& x) { return kiln::sub(x[0], x[1], 0.5); }},
-      {"mul", V{{2, 3}, {2, 3}}, [](const Inputs& x) { return x[0] * x[1]; }},
-      {"div", V{{2, 3}, {3}}, [](const Inputs& x) { return x[0] / x[1]; }, true},
-      {"pow", V{{2, 3}, {2, 3}}, [](const Inputs& x) { return kiln::pow(x[0], x[1]); }, true},
       {"pow (scalar exponent)", V{{4}}, [](const Inputs& x) { return kiln::pow(x[0], 3); }},
-      {"maximum", V{{2, 3}, {2, 3}}, [](const Inputs& x) { return kiln::maximum(x[0], x[1]); }},
-      {"minimum", V{{2, 3}, {2, 3}}, [](const Inputs& x) { return kiln::minimum(x[0], x[1]); }},
-      {"remainder", V{{5}}, [](const Inputs& x) { return kiln::remainder(x[0] * 3, 1.7); }},
-      {"fmod", V{{5}}, [](const Inputs& x) { return kiln::fmod(x[0] * 3, 1.7); }},
-      {"where", V{{2, 3}, {2, 3}},
-       [](const Inputs& x) { return kiln::where(x[0] > 0, x[0], x[1] * 2); }},
-      {"clamp", V{{2, 3}}, [](const Inputs& x) { return kiln::clamp(x[0], -0.5, 0.5); }},
-      {"sum", V{{2, 3, 4}},
-       [](const Inputs& x) {
-         return kiln::sum(x[0], {0, 2});
-       }},
-      {"sum (keepdim)", V{{2, 3}}, [](const Inputs& x) { return kiln::sum(x[0], {1}, true); }},
-      {"mean", V{{2, 3}}, [](const Inputs& x) { return kiln::mean(x[0], {0}); }},
-      {"prod", V{{2, 3}}, [](const Inputs& x) { return kiln::prod(x[0], 1); }, true},
-      {"amax", V{{2, 3}}, [](const Inputs& x) { return kiln::amax(x[0], {1}); }},
-      {"amin", V{{2, 3}}, [](const Inputs& x) { return kiln::amin(x[0], {0}, true); }},
       {"max_dim", V{{3, 4}}, [](const Inputs& x) { return std::get<0>(kiln::max(x[0], 1)); }},
       {"min_dim", V{{3, 4}}, [](const Inputs& x) { return std::get<0>(kiln::min(x[0], 0, true)); }},
-      {"logsumexp", V{{2, 3}}, [](const Inputs& x) { return kiln::logsumexp(x[0], {1}); }},
       {"softplus", V{{2, 3}},
        [](const Inputs& x) { return kiln::nn::functional::softplus(x[0] * 3, 1.5); }},
-      {"var", V{{2, 3}}, [](const Inputs& x) { return kiln::var(x[0], {1}); }},
-      {"std", V{{2, 3}}, [](const Inputs& x) { return kiln::std(x[0], {1}); }},
-      {"norm", V{{2, 3}}, [](const Inputs& x) { return kiln::norm(x[0], 2, {1}); }},
-      {"mm", V{{2, 3}, {3, 4}}, [](const Inputs& x) { return kiln::mm(x[0], x[1]); }},
-      {"bmm", V{{2, 2, 3}, {2, 3, 2}}, [](const Inputs& x) { return kiln::bmm(x[0], x[1]); }},
       {"matmul (batched)", V{{2, 1, 2, 3}, {3, 3, 2}},
        [](const Inputs& x) { return kiln::matmul(x[0], x[1]); }},
       {"matmul (vector)", V{{3}, {3, 2}}, [](const Inputs& x) { return kiln::matmul(x[0], x[1]); }},
-      {"addmm", V{{4}, {2, 3}, {3, 4}},
-       [](const Inputs& x) { return kiln::addmm(x[0], x[1], x[2], 0.5, 2.0); }},
       {"view, reshape", V{{2, 3}},
        [](const Inputs& x) {
          return x[0].view({3, 2}).reshape({6});
@@ -110,32 +67,10 @@ std::vector<Case> cases() {
        [](const Inputs& x) {
          return kiln::stack({kiln::cat({x[0], x[1]}, 0), x[1].expand({3, 3})}, 1);
        }},
-      {"repeat", V{{2, 3}},
-       [](const Inputs& x) {
-         return x[0].repeat({2, 1, 2});
-       }},
       {"clone, to", V{{2, 3}},
        [](const Inputs& x) { return x[0].t().contiguous().clone().to(kiln::kDouble, true); }},
-      {"masked_fill", V{{2, 3}},
-       [](const Inputs& x) { return kiln::masked_fill(x[0], x[0] > 0.5, 1.0); }},
       {"tril, triu", V{{3, 3}},
        [](const Inputs& x) { return kiln::tril(x[0]) + kiln::triu(x[0], 1) * 2; }},
-      {"gather", V{{3, 4}},
-       [](const Inputs& x) {
-         return kiln::gather(x[0], 1, index(x[0], {3, 2}, {0, 3, 1, 1, 2, 0}));
-       }},
-      {"index_select", V{{3, 4}},
-       [](const Inputs& x) {
-         return kiln::index_select(x[0], 0, index(x[0], {4}, {2, 0, 2, 1}));
-       }},
-      {"index_add", V{{3, 4}, {2, 4}},
-       [](const Inputs& x) {
-         return kiln::index_add(x[0], 0, index(x[0], {2}, {2, 2}), x[1]);
-       }},
-      {"scatter_add", V{{3, 4}, {2, 4}},
-       [](const Inputs& x) {
-         return kiln::scatter_add(x[0], 0, index(x[0], {2, 4}, {0, 2, 1, 0, 2, 2, 0, 1}), x[1]);
-       }},
       // the second derivative runs the backward primitives' own Autograd kernels
       {"conv2d, conv2d_backward_input, conv2d_backward_weight", V{{1, 2, 4, 4}, {3, 2, 2, 2}, {3}},
        [](const Inputs& x) { return kiln::conv2d(x[0], x[1], x[2], 1, 1); }},
@@ -187,6 +122,44 @@ Inputs make_inputs(const Case& c, kiln::Device device) {
 
 }  // namespace
 
+// The conformance cases marked `gradient` (and not excused from finite differences), run here on
+// their own inputs in float64.
+std::vector<const conformance::Case*> conformance_cases() {
+  std::vector<const conformance::Case*> out;
+  for (const conformance::Case& c : conformance::all_cases()) {
+    if (c.gradient && c.finite_differences && !c.golden && c.inputs && c.run) out.push_back(&c);
+  }
+  return out;
+}
+
+// A conformance case as a function of its floating inputs (moved to `device`, float64), with
+// its floating outputs as results.
+struct ConformanceFn {
+  const conformance::Case* c;
+  conformance::Args args;  // on the device; the floating tensors are replaced per call
+
+  Inputs variables() const {
+    Inputs v;
+    for (const Tensor& t : args.tensors) {
+      if (kiln::is_floating_point(t.dtype())) v.push_back(t.clone().requires_grad_());
+    }
+    return v;
+  }
+  Inputs operator()(const Inputs& x) const {
+    conformance::Args a = args;
+    size_t next = 0;
+    for (Tensor& t : a.tensors) {
+      if (kiln::is_floating_point(t.dtype())) t = x.at(next++);
+    }
+    if (c->on_device) a = c->on_device(a);
+    Inputs out;
+    for (const Tensor& o : c->run(a)) {
+      if (o.defined() && o.requires_grad() && kiln::is_floating_point(o.dtype())) out.push_back(o);
+    }
+    return out;
+  }
+};
+
 BOOST_AUTO_TEST_CASE(every_differentiable_operator_on_every_device) {
   for (const kiln::Device& device : kiln::devices()) {
     for (const Case& c : cases()) {
@@ -205,8 +178,32 @@ BOOST_AUTO_TEST_CASE(every_differentiable_operator_on_every_device) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(every_conformance_gradient_case_on_every_device) {
+  int checked = 0;
+  for (const kiln::Device& device : kiln::devices()) {
+    for (const conformance::Case* c : conformance_cases()) {
+      BOOST_TEST_CONTEXT(c->name << " (" << c->file << ":" << c->line << ") on " << device) {
+        try {
+          conformance::Args args = c->inputs(kiln::kDouble);
+          for (Tensor& t : args.tensors) t = t.to(device);
+          ConformanceFn fn{c, args};
+          Inputs in = fn.variables();
+          BOOST_TEST_REQUIRE(!in.empty(), "a gradient case without a floating input");
+          BOOST_TEST(kiln::autograd::gradcheck(fn, in));
+          BOOST_TEST(kiln::autograd::gradgradcheck(fn, in));
+          ++checked;
+        } catch (const kiln::Error& e) {
+          BOOST_ERROR(c->name << " on " << device << ": " << e.what());
+        }
+      }
+    }
+  }
+  BOOST_TEST(checked > 0);
+}
+
 // An operator of the registry with a backward (an Autograd kernel; every in-place operator has
-// one, and runs its functional operator's formula) has a case above.
+// one, and runs its functional operator's formula) has a case above or a conformance case marked
+// `gradient`.
 BOOST_AUTO_TEST_CASE(every_operator_with_a_backward_has_a_case) {
   // Operators whose Autograd kernel only refuses, each with the reason.
   const std::set<std::string> refused = {
@@ -216,6 +213,7 @@ BOOST_AUTO_TEST_CASE(every_operator_with_a_backward_has_a_case) {
   for (const Case& c : cases()) {
     for (const std::string& name : operators_of(c)) checked.insert(name);
   }
+  for (const conformance::Case* c : conformance_cases()) checked.insert(c->op);
   int differentiable = 0;
   for (const kiln::OperatorBase* op : kiln::all_operators()) {
     if (op->is_inplace() || !op->has_layer(kiln::DispatchKey::Autograd)) continue;

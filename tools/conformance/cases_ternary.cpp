@@ -103,6 +103,7 @@ void register_ternary_cases() {
   add_case({.name = "clamp_nan",
             .op = "clamp",
             .gradient = true,
+            .finite_differences = false,  // NaN
             .dtypes = kFloating,
             .inputs =
                 [](ScalarType d) {

@@ -27,7 +27,8 @@
 //
 // and, for a golden case, its records in make_conformance_golden.py. The coverage suite
 // (tests/conformance/runner.cpp) fails when an operator of the registry has no case, or has a
-// backward and no case with `gradient`.
+// backward and no case with `gradient`; test_gradcheck runs every `gradient` case through
+// finite-difference first and second derivative checks.
 #pragma once
 
 #include <kiln/kiln.h>
@@ -76,6 +77,11 @@ struct Case {
   // device with the CPU's, and the coverage check wants such a case for every operator with a
   // backward.
   bool gradient = false;
+  // Whether test_gradcheck also checks that gradient against finite differences, in float64 on
+  // the case's own inputs: false for inputs chosen to be non-differentiable (NaN, ties at an
+  // extreme) or too large for a Jacobian. The operator then needs another case, or a hand-written
+  // one in tests/autograd/test_gradcheck.cpp.
+  bool finite_differences = true;
   std::vector<ScalarType> dtypes{};
   InputsFn inputs{};
   RunFn run{};

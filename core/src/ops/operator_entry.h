@@ -13,8 +13,8 @@
 // sdk/include/kiln/sdk/pointwise.hpp and a registration line per plugin):
 //   core/include/kiln/ops.h               its declaration
 //   core/src/ops/unary.cpp                KILN_UNARY(name, ...)
-//   tools/conformance/cases_unary.cpp     its case, marked kGradient
-//   tests/autograd/test_gradcheck.cpp     its gradcheck case
+//   tools/conformance/cases_unary.cpp     its case, marked kGradient (test_gradcheck also checks
+//                                         that gradient against finite differences)
 //   docs/primitives.md                    its name in the table
 // The coverage tests (tests/conformance/runner.cpp, test_gradcheck) fail until each is there.
 #pragma once
