@@ -115,9 +115,8 @@ __global__ void convert_kernel(int64_t n, Offsets<2> offsets, char* dst, int32_t
                                const char* src, int32_t src_dtype) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    int64_t off[2];
-    offsets.get(i, off);
-    store_wide(dst_dtype, dst + off[0], load_wide(src_dtype, src + off[1]));
+    const OffsetArray<2> off = offsets.at(i);
+    store_wide(dst_dtype, dst + off.v[0], load_wide(src_dtype, src + off.v[1]));
   }
 }
 

@@ -19,15 +19,14 @@ __global__ void take_kernel(int64_t n, Offsets<3> offsets, char* out, const char
                             const char* x, int64_t x_dim_stride, int64_t dim_size) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < n; p += step) {
-    int64_t off[3];
-    offsets.get(p, off);
-    const int64_t i = *reinterpret_cast<const int64_t*>(index + off[1]);
+    const OffsetArray<3> off = offsets.at(p);
+    const int64_t i = *reinterpret_cast<const int64_t*>(index + off.v[1]);
     if (i < 0 || i >= dim_size) {
       if (atomicExch(&g_index_error, 1) == 0) g_bad_index = i;
       continue;
     }
-    *reinterpret_cast<U*>(out + off[0]) =
-        *reinterpret_cast<const U*>(x + off[2] + i * x_dim_stride);
+    *reinterpret_cast<U*>(out + off.v[0]) =
+        *reinterpret_cast<const U*>(x + off.v[2] + i * x_dim_stride);
   }
 }
 

@@ -1,7 +1,7 @@
 // The CUDA plugin's generic loops: element types, conversions, an offset calculator for strided
 // operands, and map(): one vectorized grid-stride loop for contiguous operands and one for the
-// rest, into which each elementwise operator plugs a functor. Two kernels per map()
-// instantiation, since each pointwise functor instantiates its own (plugins/cuda/elementwise.cu).
+// rest, into which each elementwise operator plugs a functor: one kernel per map()
+// instantiation, since each pointwise functor instantiates its own (pointwise.cuh).
 #pragma once
 
 #include "cuda_plugin.hpp"
@@ -67,6 +67,10 @@ decltype(auto) visit_dtype(int32_t dtype, F&& f) {
 // (as sdk::StridedLoop does), so most views need one or two divisions per element.
 constexpr int kMaxDims = 16;
 template <int N>
+struct OffsetArray {
+  int64_t v[N];
+};
+template <int N>
 struct Offsets {
   int ndim = 0;
   int64_t sizes[kMaxDims];
@@ -96,21 +100,25 @@ struct Offsets {
     }
   }
 
-  // The outermost dimension needs no division (index is below numel), so a contiguous operand
-  // (one merged dimension) costs a multiplication.
-  __device__ __forceinline__ void get(int64_t index, int64_t (&off)[N]) const {
+  // The byte offset of each operand at a row-major element index. The outermost dimension needs
+  // no division (index is below numel), so a contiguous operand (one merged dimension) costs a
+  // multiplication. Not inlined: every kernel of a file calls one copy per N rather than carrying
+  // its own 64-bit divisions, which made the pointwise kernels' build a third longer.
+  __device__ __noinline__ OffsetArray<N> at(int64_t index) const {
+    OffsetArray<N> off;
 #pragma unroll
-    for (int k = 0; k < N; ++k) off[k] = 0;
+    for (int k = 0; k < N; ++k) off.v[k] = 0;
     for (int d = 0; d + 1 < ndim; ++d) {
       int64_t i = index % sizes[d];
       index /= sizes[d];
 #pragma unroll
-      for (int k = 0; k < N; ++k) off[k] += i * strides[d][k];
+      for (int k = 0; k < N; ++k) off.v[k] += i * strides[d][k];
     }
     if (ndim > 0) {
 #pragma unroll
-      for (int k = 0; k < N; ++k) off[k] += index * strides[ndim - 1][k];
+      for (int k = 0; k < N; ++k) off.v[k] += index * strides[ndim - 1][k];
     }
+    return off;
   }
 };
 
@@ -135,22 +143,32 @@ __device__ __forceinline__ Vec<Out, kVec> apply_vec(const Op& op, const Vec<In, 
   return o;
 }
 
-// Each thread takes kVec neighbours at a time, with vector loads and stores.
-template <class Out, class Op, class... In>
-__global__ void map_contiguous(int64_t n, Op op, Out* __restrict__ out,
-                               const In* __restrict__... in) {
+template <int N>
+struct Pointers {
+  const char* v[N];
+};
+
+// Whether map's kernel has the vectorized path for contiguous operands. Each path is built once
+// per (functor, dtype), so it is kept where it pays most: operands narrower than 4 bytes, whose
+// scalar accesses underuse each memory transaction, and float32, the training dtype. The others
+// take the scalar loop, coalesced, at one multiplication per element for a contiguous operand.
+template <class Out, class... In>
+constexpr bool vectorize_v = sizeof(Out) < 4 || std::is_same_v<Out, float> ||
+                             ((sizeof(In) < 4 || std::is_same_v<In, float>) || ...);
+
+// Elements [0, n - n % kVec) of contiguous, aligned operands, kVec neighbours per load and store.
+template <class Out, class Op, class... In, size_t... K>
+__device__ __forceinline__ void map_vectorized(int64_t n, const Op& op, Out* __restrict__ out,
+                                               const Pointers<sizeof...(In) + 1>& in,
+                                               std::index_sequence<K...>) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x * kVec;
 // Grid-stride loops are not unrolled: a sweep covers up to 2^26 elements, so they rarely turn,
 // and each unrolled copy of the functor costs build time (one kernel per pointwise functor).
 #pragma unroll 1
-  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * kVec; i < n; i += step) {
-    if (i + kVec <= n) {  // aligned: map() checked every pointer
-      *reinterpret_cast<Vec<Out, kVec>*>(out + i) =
-          apply_vec<Out>(op, *reinterpret_cast<const Vec<In, kVec>*>(in + i)...);
-    } else {
-#pragma unroll 1
-      for (int64_t j = i; j < n; ++j) out[j] = op(in[j]...);
-    }
+  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * kVec; i + kVec <= n;
+       i += step) {
+    *reinterpret_cast<Vec<Out, kVec>*>(out + i) = apply_vec<Out>(
+        op, *reinterpret_cast<const Vec<In, kVec>*>(reinterpret_cast<const In*>(in.v[K]) + i)...);
   }
 }
 
@@ -158,22 +176,27 @@ template <class Out, class Op, class... In, size_t... K>
 __device__ __forceinline__ void map_at(const Offsets<1 + sizeof...(In)>& offsets, int64_t i, Op op,
                                        char* out, const char* const* in,
                                        std::index_sequence<K...>) {
-  int64_t off[1 + sizeof...(In)];
-  offsets.get(i, off);
-  *reinterpret_cast<Out*>(out + off[0]) = op(*reinterpret_cast<const In*>(in[K] + off[K + 1])...);
+  const OffsetArray<1 + sizeof...(In)> off = offsets.at(i);
+  *reinterpret_cast<Out*>(out + off.v[0]) =
+      op(*reinterpret_cast<const In*>(in[K] + off.v[K + 1])...);
 }
 
-template <int N>
-struct Pointers {
-  const char* v[N];
-};
-
+// One kernel per (functor, operand types): kVec neighbours per load and store when `vectorized`
+// (contiguous and aligned operands: a branch uniform across the grid), the strided loop for the
+// rest (every element otherwise, the last n % kVec when vectorized). One kernel rather than two,
+// and one copy of the scalar loop, keep down what each functor costs the build.
 template <class Out, class Op, class... In>
-__global__ void map_strided(int64_t n, Op op, Offsets<1 + sizeof...(In)> offsets, char* out,
-                            Pointers<sizeof...(In) + 1> in) {
+__global__ void map_kernel(int64_t n, Op op, Offsets<1 + sizeof...(In)> offsets, char* out,
+                           Pointers<sizeof...(In) + 1> in, bool vectorized) {
+  int64_t first = 0;
+  if (vectorize_v<Out, In...> && vectorized) {
+    map_vectorized<Out, Op, In...>(n, op, reinterpret_cast<Out*>(out), in,
+                                   std::index_sequence_for<In...>{});
+    first = n - n % kVec;
+  }
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
 #pragma unroll 1
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+  for (int64_t i = first + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     map_at<Out, Op, In...>(offsets, i, op, out, in.v, std::index_sequence_for<In...>{});
   }
 }
@@ -189,18 +212,13 @@ void map_impl(cudaStream_t stream, Op op, const kiln_tensor& out, const kiln_ten
   constexpr int N = 1 + sizeof...(In);
   const int64_t n = sdk::numel(out);
   if (n == 0) return;
-  const bool contiguous = sdk::is_contiguous(out) && (sdk::is_contiguous(*in[K]) && ...);
-  if (contiguous && aligned_to_vec<Out>(out.data) && (aligned_to_vec<In>(in[K]->data) && ...)) {
-    map_contiguous<Out, Op, In...>
-        <<<blocks_for(n, kVec), kThreads, 0, stream>>>(n, op, static_cast<Out*>(out.data),
-                                                       static_cast<const In*>(in[K]->data)...);
-  } else {  // strided, or contiguous without vector alignment (one merged dimension)
-    const kiln_tensor* ops[N] = {&out, in[K]...};
-    Pointers<N> ptrs{{static_cast<const char*>(in[K]->data)..., nullptr}};
-    map_strided<Out, Op, In...>
-        <<<blocks_for(n, 1), kThreads, 0, stream>>>(n, op, Offsets<N>(ops),
-                                                    static_cast<char*>(out.data), ptrs);
-  }
+  const bool vectorized = vectorize_v<Out, In...> && sdk::is_contiguous(out) &&
+                          (sdk::is_contiguous(*in[K]) && ...) && aligned_to_vec<Out>(out.data) &&
+                          (aligned_to_vec<In>(in[K]->data) && ...);
+  const kiln_tensor* ops[N] = {&out, in[K]...};
+  Pointers<N> ptrs{{static_cast<const char*>(in[K]->data)..., nullptr}};
+  map_kernel<Out, Op, In...><<<blocks_for(n, vectorized ? kVec : 1), kThreads, 0, stream>>>(
+      n, op, Offsets<N>(ops), static_cast<char*>(out.data), ptrs, vectorized);
   KILN_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -69,19 +69,22 @@ void unary_kernel(const Call& call) {
 }
 
 // out = Op(a, b) for the dtypes Op takes (a and b of that dtype); out is bool for comparisons.
-template <class Op>
+// Swapped: out = Op(b, a), which builds no kernel of its own (lt is gt with its operands
+// exchanged).
+template <class Op, bool Swapped = false>
 void binary_kernel(const Call& call) {
-  visit_dtype(call.input(0).dtype, [&](auto tag) {
+  const kiln_tensor& a = call.input(Swapped ? 1 : 0);
+  const kiln_tensor& b = call.input(Swapped ? 0 : 1);
+  visit_dtype(a.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = acc_t<T>;
     if constexpr (pw::accepts_v<Op::dtypes, A>) {
       using Out = std::conditional_t<std::is_same_v<decltype(Op{}(A{}, A{})), bool>, bool, T>;
       cudaStream_t stream = stream_of(call);
-      map<Out, T, T>(stream, Pointwise<Out, T, Op>{}, call.output(0),
-                     {&call.input(0), &call.input(1)});
+      map<Out, T, T>(stream, Pointwise<Out, T, Op>{}, call.output(0), {&a, &b});
       if constexpr (pw::can_fail_v<Op, A>) check_device_error(stream);
     } else {
-      refuse(call, call.input(0).dtype);
+      refuse(call, a.dtype);
     }
   });
 }

@@ -18,9 +18,8 @@ __global__ void generate_kernel(int64_t n, Offsets<1> offsets, char* out, uint64
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     std::array<uint32_t, 4> w = sdk::philox4x32(seed, offset + static_cast<uint64_t>(i));
-    int64_t off[1];
-    offsets.get(i, off);
-    *reinterpret_cast<T*>(out + off[0]) = f(w);
+    const OffsetArray<1> off = offsets.at(i);
+    *reinterpret_cast<T*>(out + off.v[0]) = f(w);
   }
 }
 
