@@ -150,7 +150,7 @@ class DataLoaderBase {
     while (auto outcome = pool_->take(options_.enforce_ordering, timeout)) {
       if (outcome->error) {
         prefetch(1);
-        throw WorkerException(outcome->error);
+        raise_worker_error(outcome->error);
       }
       auto batch = std::static_pointer_cast<std::optional<Batch>>(outcome->value);
       if (batch && *batch) {
@@ -159,6 +159,18 @@ class DataLoaderBase {
       }
     }
     return std::nullopt;  // no job in flight: every request was answered
+  }
+
+  // A worker's exception as a WorkerException (one the dataset raised already is kept as it is,
+  // as ChunkDataset's preloaders' are).
+  [[noreturn]] static void raise_worker_error(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const WorkerException&) {
+      throw;
+    } catch (...) {
+      throw WorkerException(std::current_exception());
+    }
   }
 
   // Submits up to `jobs` more batch requests to the workers.
