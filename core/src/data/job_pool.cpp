@@ -3,6 +3,7 @@
 
 #include "worker_pool.h"
 
+#include <kiln/data/detail/queue.h>
 #include <kiln/error.h>
 
 #include <set>
@@ -92,10 +93,9 @@ std::optional<JobPool::Outcome> JobPool::take(bool ordered, std::chrono::millise
   if (!r) {
     KILN_CHECK(!s.pool->stopped(), "DataLoader: waiting for a batch after join(): the worker ",
                "threads are stopped; make a new loader to iterate again");
-    throw Error(kiln::detail::str("Timeout in DataLoader queue while waiting for next batch ",
-                                  "(timeout was ", timeout.count(), " ms): a worker is still ",
-                                  "loading it; raise DataLoaderOptions::timeout, or look for a ",
-                                  "dataset call that blocks"));
+    throw Error(queue_timeout_message(timeout) +
+                ": a worker is still loading it; raise DataLoaderOptions::timeout, or look for "
+                "a dataset call that blocks");
   }
   s.outstanding.erase(r->seq);
   Outcome out;

@@ -7,6 +7,8 @@
 #include <kiln/data/dataloader_options.h>
 #include <kiln/data/dataset.h>
 #include <kiln/data/datasets.h>
+#include <kiln/data/detail/data_shuttle.h>
+#include <kiln/data/detail/sequencers.h>
 #include <kiln/data/example.h>
 #include <kiln/data/pin_memory.h>
 #include <kiln/data/sample.h>

@@ -12,7 +12,8 @@ namespace kiln::data::datasets {
 class TensorDataset : public Dataset<TensorDataset, TensorExample> {
  public:
   // The rows of `tensors` stacked (they must have equal shapes).
-  explicit TensorDataset(const std::vector<Tensor>& tensors) : TensorDataset(kiln::stack(tensors)) {}
+  explicit TensorDataset(const std::vector<Tensor>& tensors)
+      : TensorDataset(kiln::stack(tensors)) {}
   // The rows of `tensor` (at least one dimension).
   explicit TensorDataset(Tensor tensor) : tensor(std::move(tensor)) {
     KILN_CHECK_VALUE(this->tensor.defined() && this->tensor.dim() > 0, "TensorDataset: expected ",
