@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(a_dataset_that_cannot_be_copied_is_shared) {
 BOOST_AUTO_TEST_CASE(enforce_ordering_reorders_what_workers_finish_out_of_order) {
   // Batch k waits until batch k + 1 is done (the last is immediate), so the workers finish in
   // reverse order; the loader still delivers 0, 1, 2, ...
-  constexpr int kBatches = 5;
+  static constexpr int kBatches = 5;
   auto done = std::make_shared<std::vector<Latch>>(kBatches);
   struct Reverse : datasets::BatchDataset<Reverse, int> {
     explicit Reverse(std::shared_ptr<std::vector<Latch>> d) : done(std::move(d)) {}
@@ -321,6 +321,40 @@ BOOST_AUTO_TEST_CASE(a_batch_that_takes_too_long_times_out) {
   }
   auto elapsed = std::chrono::steady_clock::now() - start;
   BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() < 1500);
+}
+
+BOOST_AUTO_TEST_CASE(a_stuck_worker_is_abandoned_not_waited_for) {
+  // The dataset blocks until released; the loader (timeout 20 ms) is destroyed meanwhile: it
+  // returns at once, leaving the thread to end on its own with its own copy of the dataset.
+  auto release = std::make_shared<Latch>();
+  auto entered = std::make_shared<Latch>();
+  struct Blocking : datasets::Dataset<Blocking, int> {
+    Blocking(std::shared_ptr<Latch> e, std::shared_ptr<Latch> r)
+        : entered(std::move(e)), release(std::move(r)) {}
+    int get(size_t i) override {
+      entered->open();
+      release->wait(10000ms);
+      return static_cast<int>(i);
+    }
+    std::optional<size_t> size() const override { return 4; }
+    std::shared_ptr<Latch> entered, release;
+  };
+  int64_t before = ld::abandoned_workers();
+  auto start = std::chrono::steady_clock::now();
+  {
+    auto loader = ld::make_data_loader(Blocking(entered, release),
+                                       ld::DataLoaderOptions().workers(1).timeout(20ms));
+    auto it = loader->begin();
+    BOOST_TEST(entered->wait());
+  }
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() < 2000);
+  BOOST_TEST(ld::abandoned_workers() == before + 1);
+  release->open();
+  for (int i = 0; i < 500 && ld::abandoned_workers() != before; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  BOOST_TEST(ld::abandoned_workers() == before);  // it ended on its own
 }
 
 BOOST_AUTO_TEST_CASE(begin_while_an_epoch_is_in_flight_raises_with_workers) {
