@@ -28,6 +28,13 @@
 #include <utility>
 #include <vector>
 
+namespace kiln {
+// libtorch's torch::optional and torch::nullopt, which the signatures of its data API use
+// (`torch::optional<size_t> size() const override`): std::optional's.
+using std::nullopt;
+using std::optional;
+}  // namespace kiln
+
 namespace kiln::data::datasets {
 
 template <typename S, typename T>
