@@ -125,10 +125,7 @@ void JobPool::restart(bool wait_running) {
              "them (is a dataset call blocked?)");
 }
 
-int64_t JobPool::shutdown() {
-  state_->outstanding.clear();
-  return state_->pool->shutdown();
-}
+int64_t JobPool::shutdown() { return state_->pool->shutdown(); }
 
 bool JobPool::stopped() const { return state_->pool->stopped(); }
 

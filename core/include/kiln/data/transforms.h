@@ -14,6 +14,9 @@
 
 namespace kiln::data::transforms {
 
+// (data::Transform, kiln's sample function, is spelled out: this namespace also holds libtorch's
+// class template transforms::Transform<In, Out>, kiln/data/transforms/base.h.)
+
 // Applies `transforms` in order.
 KILN_API data::Transform compose(std::vector<data::Transform> transforms);
 // A map sample -> the list of its fields `names`, in that order (["jpg", "cls"]); a missing

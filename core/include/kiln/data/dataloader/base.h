@@ -70,9 +70,9 @@ class DataLoaderBase {
 
   // Starts an epoch (see above).
   Iterator<Batch> begin() {
+    Busy busy(busy_);
     KILN_CHECK(!joined_, "DataLoader: begin() after join(): its worker threads are stopped; ",
                "make a new loader to iterate again");
-    Busy busy(busy_);
     if (auto live = current_.lock(); live && !live->exhausted() && pool_) {
       throw Error(
           "Attempted to get a new DataLoader iterator while another iterator is not yet "
@@ -97,8 +97,7 @@ class DataLoaderBase {
 
   // Stops the worker threads (idempotent); the loader cannot be iterated afterwards.
   void join() {
-    if (joined_) return;
-    joined_ = true;
+    if (joined_.exchange(true)) return;
     if (pool_) pool_->shutdown();
   }
 
@@ -136,11 +135,11 @@ class DataLoaderBase {
   };
 
   std::optional<Batch> next(uint64_t epoch) {
+    Busy busy(busy_);
     KILN_CHECK(!joined_, "DataLoader: the next batch was asked for after join(): its worker ",
                "threads are stopped; make a new loader to iterate again");
     KILN_CHECK(epoch == epoch_, "DataLoader: this iterator's epoch was ended by a later ",
                "begin(); iterate with the newest iterator");
-    Busy busy(busy_);
     if (!pool_) {
       std::optional<BatchRequest> request = get_batch_request();
       if (!request) return std::nullopt;
@@ -191,7 +190,7 @@ class DataLoaderBase {
   bool shares_dataset_ = false;
   std::unique_ptr<detail::JobPool> pool_;
   uint64_t epoch_ = 0;
-  bool joined_ = false;
+  std::atomic<bool> joined_{false};
   std::atomic<bool> busy_{false};
   std::weak_ptr<detail::IteratorState<Batch>> current_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -1,10 +1,12 @@
 // Stack: a Collation that stacks a batch of Examples into one, along a new first dimension:
 // data [B, *] (and target [B, *] for Example<>). The tensors of a batch must have equal shapes.
+// It stacks with collation's stack_tensors (kiln/data/collate.h): a copy loop for contiguous CPU
+// tensors that need no gradient, kiln::stack otherwise.
 #pragma once
 
+#include <kiln/data/collate.h>
 #include <kiln/data/example.h>
 #include <kiln/data/transforms/collate.h>
-#include <kiln/ops.h>
 
 #include <vector>
 
@@ -23,7 +25,7 @@ struct Stack<Example<>> : public Collation<Example<>> {
       data.push_back(std::move(example.data));
       targets.push_back(std::move(example.target));
     }
-    return {kiln::stack(data), kiln::stack(targets)};
+    return {stack_tensors(data), stack_tensors(targets)};
   }
 };
 
@@ -33,7 +35,7 @@ struct Stack<TensorExample> : public Collation<TensorExample> {
     std::vector<Tensor> data;
     data.reserve(examples.size());
     for (auto& example : examples) data.push_back(std::move(example.data));
-    return kiln::stack(data);
+    return stack_tensors(data);
   }
 };
 
