@@ -387,6 +387,40 @@ BOOST_AUTO_TEST_CASE(join_stops_the_loader) {
   CHECK_ERROR(kiln::Error, *orphan, "used after its loader was destroyed");
 }
 
+BOOST_AUTO_TEST_CASE(join_from_another_thread_wakes_a_waiting_iterator) {
+  auto entered = std::make_shared<Latch>();
+  auto release = std::make_shared<Latch>();
+  struct Held : datasets::Dataset<Held, int> {
+    Held(std::shared_ptr<Latch> e, std::shared_ptr<Latch> r)
+        : entered(std::move(e)), release(std::move(r)) {}
+    int get(size_t) override {
+      entered->open();
+      release->wait();
+      return 0;
+    }
+    std::optional<size_t> size() const override { return 2; }
+    std::shared_ptr<Latch> entered, release;
+  };
+  auto loader = ld::make_data_loader(Held(entered, release), ld::DataLoaderOptions().workers(1));
+  std::string error;
+  std::thread reader([&] {
+    try {
+      (void)*loader->begin();
+    } catch (const kiln::Error& e) {
+      error = e.what();
+    }
+  });
+  BOOST_TEST(entered->wait());
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(50ms);
+    release->open();
+  });
+  loader->join();  // wakes the reader; waits for the worker until it is released
+  reader.join();
+  releaser.join();
+  BOOST_TEST(kiln_test::contains(error, "after join()"), error);  // woken, or not yet waiting
+}
+
 BOOST_AUTO_TEST_CASE(one_loader_is_iterated_by_one_thread_at_a_time) {
   auto inside = std::make_shared<Latch>();
   auto release = std::make_shared<Latch>();
