@@ -15,15 +15,15 @@
 #include <limits>
 
 namespace kiln::data {
-namespace {
 
-std::atomic<uint64_t> g_next_token{1};
-
-// A 63-bit seed from kiln's default generator, as PyTorch draws its loaders' base_seed.
-uint64_t draw_seed() {
+uint64_t detail::draw_seed() {
   Tensor t = randint(0, std::numeric_limits<int64_t>::max(), {}, kLong);
   return static_cast<uint64_t>(t.item<int64_t>());
 }
+
+namespace {
+
+std::atomic<uint64_t> g_next_token{1};
 
 // The epoch's indices cut into batches (map-style), skipping what `skip_samples` /
 // `skip_batches` say was delivered already.
@@ -94,7 +94,7 @@ void reset_readers(detail::LoaderState& s, int64_t readers) {
 EpochStart start_epoch(detail::LoaderState& s, const DataLoaderOptions& o, int64_t readers) {
   if (s.in_epoch) s.epoch += 1;
   s.base_seed = o.seed() ? detail::mix_seed(*o.seed(), static_cast<uint64_t>(s.epoch))
-                         : draw_seed();
+                         : detail::draw_seed();
   s.base_seed &= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   s.batches = s.samples = 0;
   reset_readers(s, readers);
@@ -198,6 +198,9 @@ void DataLoader::check_options() const {
   KILN_CHECK_VALUE(o.workers() > 0 || !o.prefetch_factor_opt(), "prefetch_factor option could ",
                    "only be specified in multiprocessing.let num_workers > 0 to enable ",
                    "multiprocessing, otherwise set prefetch_factor to None.");
+  KILN_CHECK_VALUE(!o.max_jobs(), "DataLoader: max_jobs is an option of make_data_loader's ",
+                   "libtorch-shaped loaders; kiln::data::DataLoader takes prefetch_factor ",
+                   "(batches each worker prepares ahead) instead");
   KILN_CHECK_VALUE(o.prefetch_factor() > 0, "prefetch_factor option should be a positive ",
                    "integer, but got prefetch_factor=", o.prefetch_factor());
   KILN_CHECK_VALUE(!o.persistent_workers() || o.workers() > 0, "persistent_workers option ",

@@ -23,6 +23,10 @@ void check_cancelled();
 // with `prefix` in front of its message.
 [[noreturn]] void rethrow_with_context(std::exception_ptr error, const std::string& prefix);
 
+// A 63-bit seed from kiln's default generator, as PyTorch draws its loaders' base_seed (so
+// kiln::manual_seed makes it reproducible).
+uint64_t draw_seed();
+
 // SplitMix64: a 64-bit mixing function, for deriving seeds from (seed, epoch, worker, ...).
 inline uint64_t mix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;

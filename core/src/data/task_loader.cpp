@@ -19,6 +19,10 @@ void TaskLoader::reset() {
 void TaskLoader::load(const std::shared_ptr<const EpochSpec>& spec, const WorkerInfo& worker,
                       const Task& task, Result& result) {
   result.kind = Result::Kind::Batch;
+  if (task.job) {
+    result.value = task.job(worker.id);
+    return;
+  }
   if (spec->map_dataset) {
     load_indices(*spec, task, result);
   } else {

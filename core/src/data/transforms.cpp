@@ -6,14 +6,14 @@
 
 namespace kiln::data::transforms {
 
-Transform compose(std::vector<Transform> transforms) {
+data::Transform compose(std::vector<data::Transform> transforms) {
   return [transforms = std::move(transforms)](Sample s) {
-    for (const Transform& t : transforms) s = t(std::move(s));
+    for (const data::Transform& t : transforms) s = t(std::move(s));
     return s;
   };
 }
 
-Transform to_tuple(std::vector<std::string> names) {
+data::Transform to_tuple(std::vector<std::string> names) {
   return [names = std::move(names)](Sample s) {
     Sample::List out;
     out.reserve(names.size());
@@ -22,7 +22,7 @@ Transform to_tuple(std::vector<std::string> names) {
   };
 }
 
-Transform select(std::vector<std::string> names) {
+data::Transform select(std::vector<std::string> names) {
   return [names = std::move(names)](Sample s) {
     Sample::Map out;
     for (const std::string& n : names) out.emplace(n, std::move(s.at(n)));
@@ -30,7 +30,7 @@ Transform select(std::vector<std::string> names) {
   };
 }
 
-Transform map_field(std::string name, Transform fn) {
+data::Transform map_field(std::string name, data::Transform fn) {
   return [name = std::move(name), fn = std::move(fn)](Sample s) {
     Sample& field = s.at(name);
     field = fn(std::move(field));
@@ -38,7 +38,7 @@ Transform map_field(std::string name, Transform fn) {
   };
 }
 
-Transform to_chw_float(std::string name) {
+data::Transform to_chw_float(std::string name) {
   return map_field(std::move(name), [](Sample s) {
     const Tensor& t = s.tensor();
     KILN_CHECK_VALUE(t.dim() == 3, "to_chw_float: expects an image [H, W, C], got ", t.sizes());

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,8 @@ struct Task {
   uint64_t token = 0;
   int64_t seq = 0;
   std::vector<int64_t> indices;  // map-style: the batch's indices
+  // A job of JobPool (kiln/data/detail/job_pool.h): run instead of loading, its value returned.
+  std::function<std::shared_ptr<void>(int64_t worker)> job;
 };
 
 struct Result {
@@ -52,6 +55,7 @@ struct Result {
   Sample batch;
   int64_t samples = 0;  // in the batch
   Sample provenance;    // the stream's take_provenance(), when tracked
+  std::shared_ptr<void> value;  // a JobPool job's
   std::exception_ptr error;
 };
 

@@ -27,8 +27,12 @@
 //    exactly the rest of that epoch (see the state's description at state_dict()).
 #pragma once
 
+#include <kiln/data/dataloader/stateful.h>
+#include <kiln/data/dataloader/stateless.h>
 #include <kiln/data/dataloader_options.h>
 #include <kiln/data/dataset.h>
+#include <kiln/data/datasets/base.h>
+#include <kiln/data/samplers/random.h>
 #include <kiln/data/sample.h>
 #include <kiln/export.h>
 
@@ -115,7 +119,8 @@ class KILN_API DataLoader::Iterator {
   std::shared_ptr<detail::EpochRun> run_;
 };
 
-// libtorch's spelling: a DataLoader for any dataset.
+// A kiln::data::DataLoader for a kiln dataset (kiln/data/dataset.h) held by shared_ptr. The
+// overloads below take libtorch-shaped datasets (kiln/data/datasets/base.h) by value instead.
 template <class D>
 std::unique_ptr<DataLoader> make_data_loader(std::shared_ptr<D> dataset,
                                              DataLoaderOptions options = {}) {
@@ -126,6 +131,58 @@ std::unique_ptr<DataLoader> make_data_loader(std::shared_ptr<D> dataset,
     return std::make_unique<DataLoader>(std::shared_ptr<IterableDataset>(std::move(dataset)),
                                         std::move(options));
   }
+}
+
+namespace detail {
+template <class D>
+constexpr bool is_batch_dataset = std::is_base_of_v<datasets::detail::BatchDatasetTag, D>;
+template <class D>
+constexpr bool is_stateless_dataset = [] {
+  if constexpr (is_batch_dataset<D>) return !D::is_stateful;
+  return false;
+}();
+template <class D>
+constexpr bool is_stateful_dataset = [] {
+  if constexpr (is_batch_dataset<D>) return D::is_stateful;
+  return false;
+}();
+}  // namespace detail
+
+// A libtorch-shaped loader (kiln/data/dataloader/base.h) over a stateless dataset, drawing its
+// batch requests from `sampler`:
+//   make_data_loader(dataset, samplers::SequentialSampler(n), DataLoaderOptions(32).workers(2))
+template <class Dataset, class Sampler,
+          std::enable_if_t<detail::is_stateless_dataset<Dataset> &&
+                               std::is_base_of_v<samplers::detail::SamplerTag, Sampler>,
+                           int> = 0>
+std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
+    Dataset dataset, Sampler sampler, DataLoaderOptions options = DataLoaderOptions()) {
+  return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(
+      std::move(dataset), std::move(sampler), std::move(options));
+}
+
+// As above with a Sampler (RandomSampler by default) of the dataset's size; throws kiln::Error
+// when the dataset has no size:
+//   make_data_loader(dataset, 32)
+//   make_data_loader<samplers::SequentialSampler>(dataset, DataLoaderOptions(32))
+template <class Sampler = samplers::RandomSampler, class Dataset,
+          std::enable_if_t<detail::is_stateless_dataset<Dataset> &&
+                               std::is_constructible_v<Sampler, size_t>,
+                           int> = 0>
+std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
+    Dataset dataset, DataLoaderOptions options = DataLoaderOptions()) {
+  const std::optional<size_t> size = dataset.size();
+  KILN_CHECK(size.has_value(), "Expected the dataset to be sized in order to construct the ",
+             "Sampler (make_data_loader: the dataset's size() is nullopt; pass a sampler, such ",
+             "as samplers::StreamSampler, instead)");
+  return make_data_loader(std::move(dataset), Sampler(*size), std::move(options));
+}
+
+// A libtorch-shaped loader over a stateful dataset (batches until it returns nullopt).
+template <class Dataset, std::enable_if_t<detail::is_stateful_dataset<Dataset>, int> = 0>
+std::unique_ptr<StatefulDataLoader<Dataset>> make_data_loader(
+    Dataset dataset, DataLoaderOptions options = DataLoaderOptions()) {
+  return std::make_unique<StatefulDataLoader<Dataset>>(std::move(dataset), std::move(options));
 }
 
 // One state from the states of all ranks at the same step, for resuming an iterable source on

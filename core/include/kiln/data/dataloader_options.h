@@ -1,9 +1,14 @@
 // DataLoaderOptions: how a DataLoader batches and parallelises, with libtorch's names where
-// libtorch has the option (batch_size, workers, drop_last, enforce_ordering, timeout) and
-// PyTorch's for the rest (shuffle, sampler, prefetch_factor, persistent_workers, pin_memory,
+// libtorch has the option (batch_size, workers, max_jobs, drop_last, enforce_ordering, timeout)
+// and PyTorch's for the rest (shuffle, sampler, prefetch_factor, persistent_workers, pin_memory,
 // worker_init_fn, collate_fn). Each option is a chained setter and a getter:
 //
 //   kiln::data::DataLoaderOptions().batch_size(64).workers(2).shuffle(true)
+//   kiln::data::DataLoaderOptions(64)     // libtorch's spelling of the batch size
+//
+// The same options serve both loaders: kiln::data::DataLoader (kiln/data/dataloader.h), and the
+// libtorch-shaped loaders of make_data_loader (kiln/data/dataloader/base.h), which take the
+// libtorch options only (FullDataLoaderOptions below checks that) and reject the others.
 #pragma once
 
 #include <kiln/data/collate.h>
@@ -21,8 +26,9 @@ namespace kiln::data {
 class DataLoaderOptions {
  public:
   DataLoaderOptions() = default;
-  // libtorch's DataLoaderOptions(batch_size).
-  explicit DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}
+  // libtorch's DataLoaderOptions(batch_size); implicit, as libtorch's, so that
+  // make_data_loader(dataset, 32) reads as there.
+  DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}  // NOLINT
 
   // Samples per batch (1 by default); nullopt turns batching off: each sample is delivered
   // as the dataset returns it, as PyTorch's batch_size=None.
@@ -61,6 +67,13 @@ class DataLoaderOptions {
     return *this;
   }
   int64_t workers() const { return workers_; }
+  // Jobs (batch requests) the libtorch-shaped loaders keep in flight: 2 x workers by default.
+  // kiln::data::DataLoader takes prefetch_factor instead and rejects this option.
+  DataLoaderOptions& max_jobs(std::optional<int64_t> v) {
+    max_jobs_ = v;
+    return *this;
+  }
+  std::optional<int64_t> max_jobs() const { return max_jobs_; }
   // Batches each worker prepares ahead (2 by default; only with workers > 0). The queue of
   // ready batches holds at most workers x prefetch_factor: workers wait when it is full.
   DataLoaderOptions& prefetch_factor(int64_t v) {
@@ -128,6 +141,7 @@ class DataLoaderOptions {
   std::shared_ptr<BatchSampler> batch_sampler_;
   bool drop_last_ = false;
   int64_t workers_ = 0;
+  std::optional<int64_t> max_jobs_;
   std::optional<int64_t> prefetch_factor_;
   bool enforce_ordering_ = true;
   bool persistent_workers_ = false;
@@ -137,6 +151,23 @@ class DataLoaderOptions {
   CollateFn collate_fn_;
   std::optional<uint64_t> seed_;
   std::chrono::milliseconds timeout_{0};
+};
+
+// The options of a libtorch-shaped loader with every default filled in, as libtorch's
+// FullDataLoaderOptions: max_jobs defaults to 2 x workers and timeout is nullopt when not set.
+// The constructor checks them (kiln::ValueError naming the option): batch_size set and
+// positive, workers and max_jobs non-negative (max_jobs positive with workers), timeout not
+// negative, and none of kiln::data::DataLoader's own options (shuffle, sampler, batch_sampler,
+// prefetch_factor, persistent_workers, pin_memory, worker_init_fn, collate_fn, seed) set.
+struct KILN_API FullDataLoaderOptions {
+  explicit FullDataLoaderOptions(const DataLoaderOptions& options);
+
+  size_t batch_size;
+  size_t workers;
+  size_t max_jobs;
+  std::optional<std::chrono::milliseconds> timeout;
+  bool enforce_ordering;
+  bool drop_last;
 };
 
 }  // namespace kiln::data
