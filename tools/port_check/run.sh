@@ -41,7 +41,8 @@ else
   kiln="installed in $prefix"
   work=${PORT_CHECK_WORK:-$PWD/port_check}
 fi
-[ -f "$libdir/libkiln_core.so" ] || fail "no libkiln_core.so in $libdir (build kiln_core and kiln_cpu, or install kiln)"
+[ -f "$libdir/libkiln_core.so" ] ||
+  fail "no libkiln_core.so in $libdir (build kiln_core and kiln_cpu, or install kiln)"
 [ -f /usr/include/gtest/gtest.h ] || fail "googletest is missing: apt-get install libgtest-dev"
 command -v python3 > /dev/null || fail "python3 is missing"
 
@@ -73,4 +74,5 @@ nice -n 10 $cxx $flags -c "$here/main.cpp" -o "$work/pch/main.o"
 
 python3 "$here/port_check.py" "$api" --work "$work" --cxx "$cxx" --cxxflags "$flags -Winvalid-pch" \
   --ldflags "$libdir/libkiln_core.so -Wl,-rpath,$libdir $gtest_libs" --pch-header "$pch" \
-  --main-object "$work/pch/main.o" --kiln "$kiln" --jobs "${JOBS:-2}" ${PORT_CHECK_FILES:+--files $PORT_CHECK_FILES}
+  --main-object "$work/pch/main.o" --kiln "$kiln" --jobs "${JOBS:-2}" \
+  ${PORT_CHECK_FILES:+--files $PORT_CHECK_FILES}

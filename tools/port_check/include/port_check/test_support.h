@@ -27,19 +27,19 @@
 #include <vector>
 
 // Passes when `statement` throws an exception whose message contains `substring`.
-#define ASSERT_THROWS_WITH(statement, substring)                                          \
-  {                                                                                       \
-    std::string port_check_message_;                                                      \
-    try {                                                                                 \
-      (void)statement;                                                                    \
+#define ASSERT_THROWS_WITH(statement, substring)                                             \
+  {                                                                                          \
+    std::string port_check_message_;                                                         \
+    try {                                                                                    \
+      (void)statement;                                                                       \
       FAIL() << "Expected statement `" #statement "` to throw an exception, but it did not"; \
-    } catch (const std::exception& e) {                                                   \
-      port_check_message_ = e.what();                                                     \
-    }                                                                                     \
-    if (port_check_message_.find(substring) == std::string::npos) {                       \
-      FAIL() << "Error message \"" << port_check_message_                                 \
-             << "\" did not contain expected substring \"" << substring << "\"";          \
-    }                                                                                     \
+    } catch (const std::exception& e) {                                                      \
+      port_check_message_ = e.what();                                                        \
+    }                                                                                        \
+    if (port_check_message_.find(substring) == std::string::npos) {                          \
+      FAIL() << "Error message \"" << port_check_message_                                    \
+             << "\" did not contain expected substring \"" << substring << "\"";             \
+    }                                                                                        \
   }
 
 namespace kiln::test {
