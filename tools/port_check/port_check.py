@@ -322,7 +322,8 @@ def declared_in(unit_text, name):
 def missing_names(log, unit_text=""):
     """The names kiln lacks according to the compiler's messages, as kiln:: names; undeclared
     names that the unit itself declares are left out (they follow from another missing name)."""
-    names = []
+    source = unit_text.split("\n")
+    found_at = []  # (line, column, name)
     for line in log.splitlines():
         for pattern, name in MISSING_PATTERNS:
             m = pattern.search(line)
@@ -334,8 +335,21 @@ def missing_names(log, unit_text=""):
             found = found.replace("kiln::test::", "")
             local = "::" not in found and declared_in(unit_text, found)
             if not local and "TestBody()" not in found:
-                names.append(found)
+                where = ERROR_LINE.match(line)
+                found_at.append((int(where.group("line")), int(where.group("col")), found)
+                                if where else (0, 0, found))
             break
+    # An unqualified name inside the arguments of an undeclared macro or function
+    # (MAKE_TORCH_LIBRARY_IMPL(_test, CPU)) is that call's argument, not a name of its own.
+    callees = {name for _, _, name in found_at if "::" not in name}
+    names = []
+    for line, column, name in found_at:
+        text = source[line - 1][:max(column - 1, 0)] if 0 < line <= len(source) else ""
+        inside_call = "::" not in name and any(
+            m.group(1) in callees and text.count("(", m.start(1)) > text.count(")", m.start(1))
+            for m in re.finditer(r"(\w+)\(", text))
+        if not inside_call:
+            names.append(name)
     return list(dict.fromkeys(names))
 
 
@@ -509,8 +523,10 @@ def summarize(cases, args):
     report += ["\n## Compiled but failed\n"]
     for case in cases:
         if case.get("compiled") and not case.get("passed"):
-            tail = [line for line in case.get("run_log", "").splitlines() if line.strip()][-3:]
-            report.append(f"- {case['file']} {case['id']}: " + " / ".join(tail)[:300])
+            lines = [line.strip() for line in case.get("run_log", "").splitlines()]
+            first = next((i for i, line in enumerate(lines) if line.endswith("Failure")), None)
+            detail = lines[first:first + 4] if first is not None else [l for l in lines if l][-3:]
+            report.append(f"- {case['file']} {case['id']}: " + " / ".join(detail)[:400])
     pathlib.Path(args.work, "report.md").write_text("\n".join(report) + "\n")
     results = [{k: v for k, v in c.items() if k in ("file", "id", "skipped", "compiled",
                                                        "passed", "missing")} for c in cases]
@@ -557,8 +573,8 @@ def main():
             continue
         kept.append(case)
     cases = kept
-    print(f"port_check: {len(todo)} cases to check, {len(cases) - len(todo)} not applicable",
-          file=sys.stderr)
+    skipped = sum("skipped" in c for c in cases)
+    print(f"port_check: {len(todo)} cases to check, {skipped} not applicable", file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for done, _ in enumerate(pool.map(lambda c: check_case(c, args), todo), 1):
             if done % 50 == 0:

@@ -91,6 +91,15 @@ class CompilerMessages(unittest.TestCase):
                          ["kiln::irange", "kiln::Tensor::resize_", "Variable",
                           "kiln::nn::MaxPool1d"])
 
+    def test_arguments_of_an_undeclared_call_are_not_names_of_their_own(self):
+        unit = "int a = MAKE_LIB(_test);\nint b = MAKE_LIB(_test, CPU);\n"
+        log = "\n".join([
+            "u.cpp:1:18: error: '_test' was not declared in this scope",
+            "u.cpp:1:9: error: 'MAKE_LIB' was not declared in this scope",
+            "u.cpp:2:24: error: 'CPU' was not declared in this scope",
+        ])
+        self.assertEqual(port_check.missing_names(log, unit), ["MAKE_LIB"])
+
 
 @unittest.skipUnless(BUILD_DIR or len(sys.argv) > 1, "needs a kiln build dir")
 class EndToEnd(unittest.TestCase):
