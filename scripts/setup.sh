@@ -12,6 +12,7 @@ packages=(
   libpng-dev libjpeg62-turbo-dev nlohmann-json3-dev  # png, jpg and json decoders (datasets)
   clang-14 libclang-rt-14-dev   # the clang build (CI) and the libFuzzer targets
   clang-format-14               # scripts/check_format.sh (CI), .clang-format
+  libgtest-dev libgmock-dev python3  # tools/port_check (libtorch-style tests against kiln)
 )
 
 missing=()
