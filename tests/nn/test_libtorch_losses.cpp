@@ -417,8 +417,10 @@ BOOST_AUTO_TEST_CASE(libtorch_examples) {
   // the default distance of TripletMarginWithDistanceLoss is triplet_margin_loss's
   Tensor anchor = kiln::randn({100, 128}), pos = kiln::randn({100, 128});
   Tensor neg = kiln::randn({100, 128});
+  std::vector<nn::TripletMarginWithDistanceLossOptions::reduction_t> reductions = {
+      kiln::kSum, kiln::kMean, kiln::kNone};
   for (bool swap : {true, false}) {
-    for (auto r : {kiln::kSum, kiln::kMean, kiln::kNone}) {
+    for (auto r : reductions) {
       nn::TripletMarginWithDistanceLoss distance_loss(
           nn::TripletMarginWithDistanceLossOptions().margin(1.5).swap(swap).reduction(r));
       nn::TripletMarginLoss basic(

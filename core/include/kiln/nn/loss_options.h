@@ -1,5 +1,6 @@
 // Options of the losses, shared by the loss modules (kiln/nn/modules/loss.h) and the functional
 // losses (kiln/nn/functional.h), as libtorch's: `CrossEntropyLossOptions().ignore_index(0)`.
+// Each names the type of its reduction `reduction_t`, as libtorch's variants do.
 #pragma once
 
 #include <kiln/nn/options.h>
@@ -12,6 +13,7 @@
 namespace kiln::nn {
 
 struct MSELossOptions {
+  using reduction_t = Reduction;
   MSELossOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
   KILN_ARG(Reduction, reduction);
 };
@@ -19,6 +21,7 @@ struct MSELossOptions {
 // weight: a rescaling weight per class [C]; targets equal to ignore_index (class indices only)
 // count for nothing; label_smoothing in [0, 1] mixes the target with the uniform distribution.
 struct CrossEntropyLossOptions {
+  using reduction_t = Reduction;
   CrossEntropyLossOptions() = default;
   KILN_ARG(Tensor, weight);
   KILN_ARG(int64_t, ignore_index) = -100;
@@ -27,6 +30,7 @@ struct CrossEntropyLossOptions {
 };
 
 struct NLLLossOptions {
+  using reduction_t = Reduction;
   NLLLossOptions() = default;
   KILN_ARG(Tensor, weight);
   KILN_ARG(int64_t, ignore_index) = -100;
@@ -35,6 +39,7 @@ struct NLLLossOptions {
 
 // weight: a rescaling weight broadcast to the input.
 struct BCELossOptions {
+  using reduction_t = Reduction;
   BCELossOptions() = default;
   KILN_ARG(Tensor, weight);
   KILN_ARG(Reduction, reduction) = Reduction::Mean;
@@ -42,6 +47,7 @@ struct BCELossOptions {
 
 // pos_weight: a weight of the positive examples, broadcast along the last dimension.
 struct BCEWithLogitsLossOptions {
+  using reduction_t = Reduction;
   BCEWithLogitsLossOptions() = default;
   KILN_ARG(Tensor, weight);
   KILN_ARG(Reduction, reduction) = Reduction::Mean;
@@ -51,17 +57,20 @@ struct BCEWithLogitsLossOptions {
 // Options holding only a reduction are constructible from it, as libtorch's
 // (`L1Loss(kiln::kSum)`, `F::soft_margin_loss(x, t, kiln::kNone)`).
 struct L1LossOptions {
+  using reduction_t = Reduction;
   L1LossOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
   KILN_ARG(Reduction, reduction);
 };
 
 struct SoftMarginLossOptions {
+  using reduction_t = Reduction;
   SoftMarginLossOptions(Reduction reduction = Reduction::Mean)  // NOLINT
       : reduction_(reduction) {}
   KILN_ARG(Reduction, reduction);
 };
 
 struct MultiLabelMarginLossOptions {
+  using reduction_t = Reduction;
   MultiLabelMarginLossOptions(Reduction reduction = Reduction::Mean)  // NOLINT
       : reduction_(reduction) {}
   KILN_ARG(Reduction, reduction);
@@ -69,6 +78,7 @@ struct MultiLabelMarginLossOptions {
 
 // beta: where the loss turns from quadratic to linear (1 when unset; 0 is the L1 loss).
 struct SmoothL1LossOptions {
+  using reduction_t = Reduction;
   SmoothL1LossOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
   KILN_ARG(Reduction, reduction);
   KILN_ARG(std::optional<double>, beta);
@@ -76,6 +86,7 @@ struct SmoothL1LossOptions {
 
 // delta (> 0): where the loss turns from quadratic to linear.
 struct HuberLossOptions {
+  using reduction_t = Reduction;
   HuberLossOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
   KILN_ARG(Reduction, reduction);
   KILN_ARG(double, delta) = 1.0;
@@ -88,6 +99,7 @@ using KLDivReduction = std::variant<Reduction, BatchMean>;
 
 // log_target: the target is given as log-probabilities.
 struct KLDivLossOptions {
+  using reduction_t = KLDivReduction;
   KLDivLossOptions(KLDivReduction reduction = Reduction::Mean)  // NOLINT
       : reduction_(reduction) {}
   KILN_ARG(KLDivReduction, reduction);
@@ -96,6 +108,7 @@ struct KLDivLossOptions {
 
 // margin: how far a negative pair's input must stay below the margin to cost nothing.
 struct HingeEmbeddingLossOptions {
+  using reduction_t = Reduction;
   HingeEmbeddingLossOptions() = default;
   KILN_ARG(double, margin) = 1.0;
   KILN_ARG(Reduction, reduction) = Reduction::Mean;
@@ -103,6 +116,7 @@ struct HingeEmbeddingLossOptions {
 
 // p (1 or 2): the power of each hinge; weight [C]: a weight per class of the target.
 struct MultiMarginLossOptions {
+  using reduction_t = Reduction;
   MultiMarginLossOptions() = default;
   KILN_ARG(int64_t, p) = 1;
   KILN_ARG(double, margin) = 1.0;
@@ -112,6 +126,7 @@ struct MultiMarginLossOptions {
 
 // margin: the cosine a negative pair must stay below (from -1 to 1).
 struct CosineEmbeddingLossOptions {
+  using reduction_t = Reduction;
   CosineEmbeddingLossOptions() = default;
   KILN_ARG(double, margin) = 0.0;
   KILN_ARG(Reduction, reduction) = Reduction::Mean;
@@ -119,6 +134,7 @@ struct CosineEmbeddingLossOptions {
 
 // weight [C]: a weight per class.
 struct MultiLabelSoftMarginLossOptions {
+  using reduction_t = Reduction;
   MultiLabelSoftMarginLossOptions() = default;
   KILN_ARG(Tensor, weight);
   KILN_ARG(Reduction, reduction) = Reduction::Mean;
@@ -128,6 +144,7 @@ struct MultiLabelSoftMarginLossOptions {
 // negative and keeps the smaller distance (Balntas et al., "Learning shallow convolutional
 // feature descriptors with triplet losses").
 struct TripletMarginLossOptions {
+  using reduction_t = Reduction;
   TripletMarginLossOptions() = default;
   KILN_ARG(double, margin) = 1.0;
   KILN_ARG(double, p) = 2.0;
@@ -139,6 +156,7 @@ struct TripletMarginLossOptions {
 // distance_function: a nonnegative distance of two batches of vectors (pairwise_distance when
 // unset).
 struct TripletMarginWithDistanceLossOptions {
+  using reduction_t = Reduction;
   using distance_function_t = std::function<Tensor(const Tensor&, const Tensor&)>;
   TripletMarginWithDistanceLossOptions() = default;
   KILN_ARG(std::optional<distance_function_t>, distance_function);
@@ -150,6 +168,7 @@ struct TripletMarginWithDistanceLossOptions {
 // blank: the class of the blank label; zero_infinity: impossible alignments (infinite losses)
 // count as zero, with a zero gradient.
 struct CTCLossOptions {
+  using reduction_t = Reduction;
   CTCLossOptions() = default;
   KILN_ARG(int64_t, blank) = 0;
   KILN_ARG(Reduction, reduction) = Reduction::Mean;
@@ -159,6 +178,7 @@ struct CTCLossOptions {
 // log_input: the input is the log of the rate (exp(input) - target * input) rather than the rate
 // (input - target * log(input + eps)); full adds Stirling's approximation of log(target!).
 struct PoissonNLLLossOptions {
+  using reduction_t = Reduction;
   PoissonNLLLossOptions() = default;
   KILN_ARG(bool, log_input) = true;
   KILN_ARG(bool, full) = false;
@@ -168,6 +188,7 @@ struct PoissonNLLLossOptions {
 
 // full adds the constant 0.5 * log(2 pi); variances below eps count as eps.
 struct GaussianNLLLossOptions {
+  using reduction_t = Reduction;
   GaussianNLLLossOptions() = default;
   KILN_ARG(bool, full) = false;
   KILN_ARG(double, eps) = 1e-6;
@@ -176,6 +197,7 @@ struct GaussianNLLLossOptions {
 
 // margin: the required difference between the ranked pair.
 struct MarginRankingLossOptions {
+  using reduction_t = Reduction;
   MarginRankingLossOptions() = default;
   KILN_ARG(double, margin) = 0.0;
   KILN_ARG(Reduction, reduction) = Reduction::Mean;
