@@ -194,6 +194,9 @@ def classification_cases():
                F.nll_loss(x, t, weight=w, ignore_index=-5, reduction=red))
     x, t = leaf(3, 4), torch.softmax(torch.randn(3, 4), 1)
     record("ce_prob_smooth", {"x": x, "t": t}, F.cross_entropy(x, t, label_smoothing=0.2))
+    x, t, w = leaf(2, 3, 2), torch.softmax(torch.randn(2, 3, 2), 1), torch.rand(3)
+    record("ce_prob_smooth_weight", {"x": x, "t": t, "w": w},
+           F.cross_entropy(x, t, weight=w, label_smoothing=0.4))
     x, t = leaf(2, 3, 4), torch.tensor([[0, 1, 2, 1], [2, 2, 0, 1]])
     record("ce_spatial_smooth", {"x": x, "t": t}, F.cross_entropy(x, t, label_smoothing=0.3))
     x, t = leaf(4), torch.tensor(2)

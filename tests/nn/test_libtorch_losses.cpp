@@ -188,6 +188,9 @@ BOOST_AUTO_TEST_CASE(options_and_variants_match_pytorch) {
   check_case("ce_prob_smooth", [](Inputs& in) {
     return F::cross_entropy(in["x"], in["t"], F::CrossEntropyFuncOptions().label_smoothing(0.2));
   });
+  check_case("ce_prob_smooth_weight", [](Inputs& in) {
+    return F::cross_entropy(in["x"], in["t"], in["w"], -100, kiln::kMean, 0.4);
+  });
   check_case("ce_spatial_smooth", [](Inputs& in) {
     return F::cross_entropy(in["x"], in["t"], {}, -100, kiln::kMean, 0.3);
   });

@@ -145,7 +145,7 @@ KILN_API Tensor multi_margin_loss(const Tensor& input, const Tensor& target, int
                                   Reduction reduction = Reduction::Mean);
 // Multi-label hinge of input [N, C] or [C] and target class indices of the same shape, read up to
 // the first -1: per sample, sum over targets y and non-targets j of max(0, 1 - (input[y] -
-// input[j])) / C.
+// input[j])) / C. Computed on [N, C, C] intermediates.
 KILN_API Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
                                        Reduction reduction = Reduction::Mean);
 // log(1 + exp(-target * input)), computed without overflow; targets are 1 or -1.
