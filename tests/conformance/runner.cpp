@@ -111,6 +111,22 @@ const std::map<std::string, std::string> kNoCase = {
     {"binary_cross_entropy", "a composite of primitives with cases; test_nn checks it"},
     {"binary_cross_entropy_with_logits", "a composite of primitives with cases; test_nn checks it"},
     {"layer_norm", "a composite of primitives with cases; test_nn checks it against PyTorch"},
+    // losses and distances: composites of primitives with cases; test_nn checks their values and
+    // gradients against PyTorch and finite differences (test_libtorch_losses.cpp)
+    {"l1_loss", "a composite; test_nn checks it"},
+    {"smooth_l1_loss", "a composite; test_nn checks it"},
+    {"huber_loss", "a composite; test_nn checks it"},
+    {"kl_div", "a composite; test_nn checks it"},
+    {"poisson_nll_loss", "a composite; test_nn checks it"},
+    {"margin_ranking_loss", "a composite; test_nn checks it"},
+    {"cosine_embedding_loss", "a composite; test_nn checks it"},
+    {"hinge_embedding_loss", "a composite; test_nn checks it"},
+    {"multi_margin_loss", "a composite; test_nn checks it"},
+    {"multilabel_margin_loss", "a composite; test_nn checks it"},
+    {"soft_margin_loss", "a composite; test_nn checks it"},
+    {"triplet_margin_loss", "a composite; test_nn checks it"},
+    {"ctc_loss", "a composite; test_nn checks it"},
+    {"cosine_similarity", "a composite; test_nn checks it"},
 };
 
 bool is_inplace_variant(const kiln::OperatorBase& op) { return op.functional() != &op; }

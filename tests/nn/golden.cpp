@@ -17,11 +17,11 @@ std::vector<int64_t> parse_sizes(const std::string& text) {  // "[2,3]"
   return sizes;
 }
 
-std::map<std::string, GoldenCase> load() {
-  std::string path = std::string(KILN_GOLDEN_DIR) + "/nn_cases.txt";
+// Adds the cases of one golden file to `cases`.
+void load_file(const std::string& file_name, std::map<std::string, GoldenCase>& cases) {
+  std::string path = std::string(KILN_GOLDEN_DIR) + "/" + file_name;
   std::ifstream file(path);
   if (!file) throw std::runtime_error("cannot open " + path);
-  std::map<std::string, GoldenCase> cases;
   std::string line;
   while (std::getline(file, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -52,9 +52,16 @@ std::map<std::string, GoldenCase> load() {
         c.repr += (i ? "\n" : "") + row;
       }
     } else {
-      throw std::runtime_error("nn_cases.txt: bad line: " + line);
+      throw std::runtime_error(file_name + ": bad line: " + line);
     }
   }
+}
+
+// nn_cases.txt (make_nn_golden.py) and loss_cases.txt (make_loss_golden.py).
+std::map<std::string, GoldenCase> load() {
+  std::map<std::string, GoldenCase> cases;
+  load_file("nn_cases.txt", cases);
+  load_file("loss_cases.txt", cases);
   return cases;
 }
 

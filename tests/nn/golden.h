@@ -1,5 +1,6 @@
-// tests/golden/nn_cases.txt (written by make_nn_golden.py with PyTorch), parsed without a library,
-// and helpers to compare kiln tensors with it.
+// tests/golden/nn_cases.txt and loss_cases.txt (written by make_nn_golden.py and
+// make_loss_golden.py with PyTorch), parsed without a library, and helpers to compare kiln
+// tensors with them.
 #pragma once
 
 #include "check_error.h"

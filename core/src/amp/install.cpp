@@ -46,7 +46,21 @@ using KnownSignatures = SignatureList<
     Tensor(const Tensor&, const Tensor&, Reduction),                                 // mse_loss
     Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction),         // nll_loss
     Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction),                  // bce
-    Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction, const Tensor&)>;  // bce logits
+    Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction, const Tensor&),   // bce logits
+    Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction,
+           double),                                                        // cross_entropy
+    Tensor(const Tensor&, const Tensor&, Reduction, double),                // smooth_l1, huber
+    Tensor(const Tensor&, const Tensor&, Reduction, bool),                  // kl_div
+    Tensor(const Tensor&, const Tensor&, double, Reduction),                // hinge_embedding
+    Tensor(const Tensor&, const Tensor&, const Tensor&, double, Reduction),  // margin_ranking
+    Tensor(const Tensor&, const Tensor&, int64_t, double, const Tensor&,
+           Reduction),                                                     // multi_margin
+    Tensor(const Tensor&, const Tensor&, const Tensor&, double, double, double, bool,
+           Reduction),                                                     // triplet_margin
+    Tensor(const Tensor&, const Tensor&, bool, bool, double, Reduction),   // poisson_nll
+    Tensor(const Tensor&, const Tensor&, int64_t, double),                 // cosine_similarity
+    Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction,
+           bool)>;                                                         // ctc_loss
 
 template <class Signature>
 bool try_install(OperatorBase* op) {

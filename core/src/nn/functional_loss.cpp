@@ -5,30 +5,16 @@
 #include <kiln/dispatch.h>
 #include <kiln/nn/functional.h>
 
+#include "loss_util.h"
+
 #include <cmath>
 
 namespace kiln::nn::functional {
 namespace {
 
-Tensor reduce(const Tensor& loss, Reduction reduction) {
-  switch (reduction) {
-    case Reduction::None: return loss;
-    case Reduction::Sum: return sum(loss);
-    case Reduction::Mean: return mean(loss);
-  }
-  return loss;
-}
-
-void check_same_size(const char* op, const Tensor& input, const Tensor& target) {
-  KILN_CHECK_VALUE(input.sizes().equals(target.sizes()), op, ": using a target size (",
-                   target.sizes(), ") that is different to the input size (", input.sizes(),
-                   ") is not supported; please ensure they have the same size");
-}
-
-void check_floating(const char* op, const Tensor& input) {
-  KILN_CHECK_TYPE(input.is_floating_point(), op, ": expected a floating point input, but got ",
-                  dtype_name(input.dtype()));
-}
+using detail::check_floating;
+using detail::check_same_size;
+using detail::reduce;
 
 // The class dimension of an input of cross_entropy/nll_loss: 0 for an unbatched [C], else 1.
 int64_t class_dim(const Tensor& input) { return input.dim() == 1 ? 0 : 1; }
@@ -115,43 +101,79 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 }
 
 namespace {
+// The loss of the uniform target for cross entropy with label smoothing and class indices:
+// -sum_c weight[c] * logp[c] per position, 0 at ignored targets; Mean divides by the sum of the
+// targets' weights (or their count), as nll_loss does.
+Tensor uniform_target_loss(const Tensor& logp, const Tensor& target, const Tensor& weight,
+                           int64_t ignore_index, Reduction reduction) {
+  const int64_t dim = class_dim(logp);
+  Tensor weighted = logp;
+  Tensor valid = ne(target, ignore_index);
+  Tensor target_weight = valid.to(logp.dtype());
+  if (weight.defined()) {
+    DimVector shape(static_cast<size_t>(logp.dim()), 1);
+    shape[static_cast<size_t>(dim)] = weight.numel();
+    weighted = logp * weight.to(logp.dtype()).view(shape);
+    Tensor safe = where(valid, target, zeros({}, target.options()));
+    target_weight =
+        target_weight *
+        weight.to(logp.dtype()).index_select(0, safe.reshape({-1})).view(target.sizes());
+  }
+  Tensor loss = where(valid, -sum(weighted, {dim}), zeros({}, logp.options()));
+  if (reduction == Reduction::Mean) return sum(loss) / sum(target_weight);
+  return reduce(loss, reduction);
+}
+
 using CrossEntropyOp =
-    Operator<Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction)>;
+    Operator<Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction, double)>;
 Tensor cross_entropy_backend(const CrossEntropyOp&, const Tensor& input, const Tensor& target,
-                             const Tensor& weight, int64_t ignore_index, Reduction reduction) {
+                             const Tensor& weight, int64_t ignore_index, Reduction reduction,
+                             double label_smoothing) {
   check_floating("cross_entropy", input);
   KILN_CHECK_VALUE(input.dim() >= 1, "cross_entropy: expected an input of at least 1 dimension, ",
                    "but got a 0-dim tensor");
+  KILN_CHECK_VALUE(label_smoothing >= 0.0 && label_smoothing <= 1.0,
+                   "cross_entropy: ", "label_smoothing must be between 0.0 and 1.0, but got ",
+                   label_smoothing);
   const int64_t dim = class_dim(input);
+  const int64_t classes = input.size(dim);
+  const double smoothing_per_class = label_smoothing / static_cast<double>(classes);
   Tensor logp = log_softmax(input, dim);
   if (!target.is_floating_point()) {
-    return nll("cross_entropy", logp, target, weight, ignore_index, reduction);
+    Tensor loss = nll("cross_entropy", logp, target, weight, ignore_index, reduction);
+    if (label_smoothing == 0.0) return loss;
+    Tensor uniform = uniform_target_loss(logp, target, weight, ignore_index, reduction);
+    return (1 - label_smoothing) * loss + uniform * smoothing_per_class;
   }
   // class probabilities
   KILN_CHECK_VALUE(target.sizes().equals(input.sizes()), "cross_entropy: expected a target of ",
                    "class probabilities of the input's size ", input.sizes(), ", but got ",
                    "target of size ", target.sizes());
-  const int64_t classes = input.size(dim);
+  Tensor probabilities = target;
+  if (label_smoothing > 0.0) {
+    probabilities = target * (1 - label_smoothing) + smoothing_per_class;
+  }
   if (weight.defined()) {
     KILN_CHECK_VALUE(weight.dim() == 1 && weight.numel() == classes, "cross_entropy: weight ",
                      "tensor should be defined either for all ", classes, " classes or no ",
                      "classes but got weight tensor of shape: ", weight.sizes());
     DimVector shape(static_cast<size_t>(input.dim()), 1);
-    shape[dim] = classes;
+    shape[static_cast<size_t>(dim)] = classes;
     logp = logp * weight.to(logp.dtype()).view(shape);
   }
-  Tensor loss = -sum(logp * target, {dim});
+  Tensor loss = -sum(logp * probabilities, {dim});
   return reduce(loss, reduction);
 }
 CrossEntropyOp cross_entropy_op("cross_entropy",
                                 "cross_entropy(Tensor self, Tensor target, Tensor? weight, int "
-                                "ignore_index=-100, int reduction=Mean) -> Tensor",
+                                "ignore_index=-100, int reduction=Mean, float "
+                                "label_smoothing=0.0) -> Tensor",
                                 cross_entropy_backend, false);
 }  // namespace
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
-                     int64_t ignore_index, Reduction reduction) {
-  return cross_entropy_op(input, target, weight, ignore_index, reduction);
+                     int64_t ignore_index, Reduction reduction, double label_smoothing) {
+  return cross_entropy_op(input, target, weight, ignore_index, reduction, label_smoothing);
 }
 
 namespace {
@@ -199,9 +221,7 @@ Tensor binary_cross_entropy_with_logits_backend(const BinaryCrossEntropyWithLogi
                                                 const Tensor& pos_weight) {
   check_same_size("binary_cross_entropy_with_logits", input, target);
   check_floating("binary_cross_entropy_with_logits", input);
-  // log(1 + exp(-x)) = m + log(exp(-m) + exp(-x - m)) with m = max(-x, 0): no positive exponent
-  Tensor m = clamp_min(-input, 0);
-  Tensor softplus_neg = m + log(exp(-m) + exp(-input - m));
+  Tensor softplus_neg = detail::log1p_exp(-input);  // log(1 + exp(-x))
   Tensor loss;
   if (pos_weight.defined()) {
     Tensor log_weight = (pos_weight - 1) * target + 1;
@@ -230,8 +250,8 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOpti
 }
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
                      const CrossEntropyFuncOptions& options) {
-  return cross_entropy(input, target, options.weight(), options.ignore_index(),
-                       options.reduction());
+  return cross_entropy(input, target, options.weight(), options.ignore_index(), options.reduction(),
+                       options.label_smoothing());
 }
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
   return nll_loss(input, target, options.weight(), options.ignore_index(), options.reduction());

@@ -74,9 +74,11 @@ KILN_API Tensor mse_loss(const Tensor& input, const Tensor& target,
 //   indices:       -weight[t] * log_softmax(input)[t], Mean divides by the sum of weight[t];
 //   probabilities: -sum_c weight[c] * target[c] * log_softmax(input)[c], Mean divides by N*d...
 // Targets equal to ignore_index (indices only) count for nothing. An index outside [0, C)
-// raises IndexError.
+// raises IndexError. label_smoothing (in [0, 1]) mixes the target with the uniform distribution:
+// (1 - s) * loss + s * (the loss of the uniform target).
 KILN_API Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
-                              int64_t ignore_index = -100, Reduction reduction = Reduction::Mean);
+                              int64_t ignore_index = -100, Reduction reduction = Reduction::Mean,
+                              double label_smoothing = 0.0);
 // -weight[t] * input[t] for log-probabilities input and class indices target (as cross_entropy).
 KILN_API Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                          int64_t ignore_index = -100, Reduction reduction = Reduction::Mean);
@@ -111,4 +113,160 @@ KILN_API Tensor binary_cross_entropy_with_logits(
     const Tensor& input, const Tensor& target,
     const BinaryCrossEntropyWithLogitsFuncOptions& options);
 
+// --- more losses (functional_loss_*.cpp), as torch::nn::functional's ---------------------------
+// Each takes `reduction` as the losses above; targets broadcast to the input where noted.
+
+// |input - target|, target broadcast to input.
+KILN_API Tensor l1_loss(const Tensor& input, const Tensor& target,
+                        Reduction reduction = Reduction::Mean);
+// With d = |input - target|: 0.5 * d^2 / beta where d < beta, else d - 0.5 * beta; beta >= 0
+// (0 gives l1_loss).
+KILN_API Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                               Reduction reduction = Reduction::Mean, double beta = 1.0);
+// With d = |input - target|: 0.5 * d^2 where d < delta, else delta * (d - 0.5 * delta); delta > 0.
+KILN_API Tensor huber_loss(const Tensor& input, const Tensor& target,
+                           Reduction reduction = Reduction::Mean, double delta = 1.0);
+// KL divergence of log-probabilities input from target: target * (log(target) - input), 0 where
+// target is 0 (log_target: exp(target) * (target - input)). kBatchMean divides the sum by the
+// batch size input.size(0).
+KILN_API Tensor kl_div(const Tensor& input, const Tensor& target,
+                       KLDivReduction reduction = Reduction::Mean, bool log_target = false);
+// max(0, -target * (input1 - input2) + margin) for targets of 1 or -1; the three of one rank.
+KILN_API Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2,
+                                    const Tensor& target, double margin = 0.0,
+                                    Reduction reduction = Reduction::Mean);
+// input where target is 1, max(0, margin - input) where target is -1 (other targets: both).
+KILN_API Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target,
+                                     double margin = 1.0, Reduction reduction = Reduction::Mean);
+// Multi-class hinge of input [N, C] or [C] and class indices target [N] or []: per sample,
+// sum over j != y of weight[y] * max(0, margin - input[y] + input[j])^p / C, p in {1, 2}.
+KILN_API Tensor multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p = 1,
+                                  double margin = 1.0, const Tensor& weight = {},
+                                  Reduction reduction = Reduction::Mean);
+// Multi-label hinge of input [N, C] or [C] and target class indices of the same shape, read up to
+// the first -1: per sample, sum over targets y and non-targets j of max(0, 1 - (input[y] -
+// input[j])) / C. Computed on [N, C, C] intermediates.
+KILN_API Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
+                                       Reduction reduction = Reduction::Mean);
+// log(1 + exp(-target * input)), computed without overflow; targets are 1 or -1.
+KILN_API Tensor soft_margin_loss(const Tensor& input, const Tensor& target,
+                                 Reduction reduction = Reduction::Mean);
+// Per sample of input [N, C]: the mean over classes of the binary cross entropy of the logits
+// with target [N, C] in [0, 1], each class scaled by weight [C].
+KILN_API Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                            const Tensor& weight = {},
+                                            Reduction reduction = Reduction::Mean);
+// 1 - cos(input1, input2) where target is 1, max(0, cos - margin) where target is -1; inputs
+// [N, D] with target [N], or [D] with target [].
+KILN_API Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2,
+                                      const Tensor& target, double margin = 0.0,
+                                      Reduction reduction = Reduction::Mean);
+// max(0, margin + d(anchor, positive) - d(anchor, negative)), d = pairwise_distance(., ., p,
+// eps); swap takes the smaller of d(anchor, negative) and d(positive, negative).
+KILN_API Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive,
+                                    const Tensor& negative, double margin = 1.0, double p = 2.0,
+                                    double eps = 1e-6, bool swap = false,
+                                    Reduction reduction = Reduction::Mean);
+// Negative log-likelihood of target under a Poisson distribution of rate exp(input) (log_input)
+// or input; full adds Stirling's term target * log(target) - target + 0.5 * log(2 pi target)
+// where target > 1.
+KILN_API Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input = true,
+                                 bool full = false, double eps = 1e-8,
+                                 Reduction reduction = Reduction::Mean);
+// Negative log-likelihood of target under a Gaussian of mean input and variance var:
+// 0.5 * (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 * log(2 pi) if full).
+// var has input's shape, or input's without its last dimension (or with it as 1).
+KILN_API Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var,
+                                  bool full = false, double eps = 1e-6,
+                                  Reduction reduction = Reduction::Mean);
+// Connectionist temporal classification of log_probs [T, N, C] (or [T, C]) against targets,
+// padded [N, S] or concatenated [sum(target_lengths)], with per-sample lengths (int64/int32 [N]):
+// -log of the total probability of the alignments. Mean divides each loss by its target length
+// before averaging over the batch.
+KILN_API Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets,
+                         const Tensor& input_lengths, const Tensor& target_lengths,
+                         int64_t blank = 0, Reduction reduction = Reduction::Mean,
+                         bool zero_infinity = false);
+KILN_API Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets,
+                         IntArrayRef input_lengths, IntArrayRef target_lengths, int64_t blank = 0,
+                         Reduction reduction = Reduction::Mean, bool zero_infinity = false);
+
+// --- distances (functional_distance.cpp) -------------------------------------------------------
+// sum(x1 * x2) / sqrt(max(|x1|^2, eps^2) * max(|x2|^2, eps^2)) along dim, inputs broadcast.
+KILN_API Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1,
+                                  double eps = 1e-8);
+// The p-norm of x1 - x2 + eps over the last dimension (kept as 1 when keepdim).
+KILN_API Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0,
+                                  double eps = 1e-6, bool keepdim = false);
+
+// libtorch's option forms of the losses and distances above.
+using L1LossFuncOptions = L1LossOptions;
+using SmoothL1LossFuncOptions = SmoothL1LossOptions;
+using HuberLossFuncOptions = HuberLossOptions;
+using KLDivFuncOptions = KLDivLossOptions;
+using MarginRankingLossFuncOptions = MarginRankingLossOptions;
+using HingeEmbeddingLossFuncOptions = HingeEmbeddingLossOptions;
+using MultiMarginLossFuncOptions = MultiMarginLossOptions;
+using MultilabelMarginLossFuncOptions = MultiLabelMarginLossOptions;
+using SoftMarginLossFuncOptions = SoftMarginLossOptions;
+using MultilabelSoftMarginLossFuncOptions = MultiLabelSoftMarginLossOptions;
+using CosineEmbeddingLossFuncOptions = CosineEmbeddingLossOptions;
+using TripletMarginLossFuncOptions = TripletMarginLossOptions;
+using TripletMarginWithDistanceLossFuncOptions = TripletMarginWithDistanceLossOptions;
+using PoissonNLLLossFuncOptions = PoissonNLLLossOptions;
+using GaussianNLLLossFuncOptions = GaussianNLLLossOptions;
+using CTCLossFuncOptions = CTCLossOptions;
+using CosineSimilarityFuncOptions = CosineSimilarityOptions;
+using PairwiseDistanceFuncOptions = PairwiseDistanceOptions;
+KILN_API Tensor l1_loss(const Tensor& input, const Tensor& target,
+                        const L1LossFuncOptions& options);
+// beta given here or in options (not both); 1 when neither.
+KILN_API Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                               const SmoothL1LossFuncOptions& options,
+                               std::optional<double> beta = std::nullopt);
+KILN_API Tensor huber_loss(const Tensor& input, const Tensor& target,
+                           const HuberLossFuncOptions& options);
+KILN_API Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options);
+KILN_API Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2,
+                                    const Tensor& target,
+                                    const MarginRankingLossFuncOptions& options);
+KILN_API Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target,
+                                     const HingeEmbeddingLossFuncOptions& options);
+KILN_API Tensor multi_margin_loss(const Tensor& input, const Tensor& target,
+                                  const MultiMarginLossFuncOptions& options);
+KILN_API Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
+                                       const MultilabelMarginLossFuncOptions& options);
+KILN_API Tensor soft_margin_loss(const Tensor& input, const Tensor& target,
+                                 const SoftMarginLossFuncOptions& options);
+KILN_API Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                            const MultilabelSoftMarginLossFuncOptions& options);
+KILN_API Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2,
+                                      const Tensor& target,
+                                      const CosineEmbeddingLossFuncOptions& options);
+KILN_API Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive,
+                                    const Tensor& negative,
+                                    const TripletMarginLossFuncOptions& options);
+// max(0, margin + d(anchor, positive) - d(anchor, negative)) with the options' distance d
+// (pairwise_distance when unset); swap as triplet_margin_loss's.
+KILN_API Tensor triplet_margin_with_distance_loss(
+    const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+    const TripletMarginWithDistanceLossFuncOptions& options = {});
+KILN_API Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
+                                 const PoissonNLLLossFuncOptions& options);
+KILN_API Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var,
+                                  const GaussianNLLLossFuncOptions& options);
+KILN_API Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets,
+                         const Tensor& input_lengths, const Tensor& target_lengths,
+                         const CTCLossFuncOptions& options);
+KILN_API Tensor cosine_similarity(const Tensor& x1, const Tensor& x2,
+                                  const CosineSimilarityFuncOptions& options);
+KILN_API Tensor pairwise_distance(const Tensor& x1, const Tensor& x2,
+                                  const PairwiseDistanceFuncOptions& options);
+
 }  // namespace kiln::nn::functional
+
+namespace kiln {
+// As torch::cosine_similarity and torch::pairwise_distance.
+using nn::functional::cosine_similarity;
+using nn::functional::pairwise_distance;
+}  // namespace kiln
