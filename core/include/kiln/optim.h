@@ -1,7 +1,9 @@
 // Optimizers and learning-rate schedulers (kiln::optim), as libtorch's torch/optim.h.
 #pragma once
 
+#include <kiln/optim/adagrad.h>
 #include <kiln/optim/adam.h>
 #include <kiln/optim/lr_scheduler.h>
 #include <kiln/optim/optimizer.h>
+#include <kiln/optim/rmsprop.h>
 #include <kiln/optim/sgd.h>
