@@ -3,6 +3,7 @@
 
 #include <kiln/optim/adagrad.h>
 #include <kiln/optim/adam.h>
+#include <kiln/optim/lbfgs.h>
 #include <kiln/optim/lr_scheduler.h>
 #include <kiln/optim/optimizer.h>
 #include <kiln/optim/rmsprop.h>

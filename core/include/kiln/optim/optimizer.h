@@ -74,6 +74,10 @@ class KILN_API OptimizerParamState {
   virtual void set_tensor(const std::string& name, const Tensor& value) = 0;
   // Throws naming the first tensor that step() needs and this state lacks.
   virtual void validate() const {}
+  // Whether the state tensor `name` has its parameter's shape (checked, and converted to the
+  // parameter's dtype, by load_state_dict); true for all but "step" unless overridden (L-BFGS
+  // keeps flat tensors).
+  virtual bool shaped_like_param(const std::string& name) const { return name != "step"; }
 };
 
 // Parameters sharing one set of options.
@@ -131,8 +135,8 @@ class KILN_API Optimizer {
   Optimizer& operator=(Optimizer&&) noexcept;
 
   // One update of every parameter with a gradient. With a closure, calls it first (grad mode
-  // on) and returns its loss; otherwise returns an undefined tensor.
-  Tensor step(const LossClosure& closure = nullptr);
+  // on) and returns its loss; otherwise returns an undefined tensor. (L-BFGS overrides it.)
+  virtual Tensor step(const LossClosure& closure = nullptr);
   // Adds a group (it takes the defaults when it has no options). Throws for an empty group, an
   // undefined or non-leaf tensor, or a parameter already in a group.
   void add_param_group(const OptimizerParamGroup& param_group);
