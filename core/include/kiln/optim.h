@@ -7,4 +7,5 @@
 #include <kiln/optim/lr_scheduler.h>
 #include <kiln/optim/optimizer.h>
 #include <kiln/optim/rmsprop.h>
+#include <kiln/optim/schedulers.h>
 #include <kiln/optim/sgd.h>

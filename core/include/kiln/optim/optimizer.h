@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -102,10 +103,15 @@ class KILN_API OptimizerParamGroup {
   // The group's parameters (handles: the tensors the optimizer updates in place).
   std::vector<Tensor>& params() { return params_; }
   const std::vector<Tensor>& params() const { return params_; }
+  // PyTorch's group["initial_lr"]: the lr when the first LR scheduler over the group was made
+  // (the base lr of every scheduler made after it); unset before.
+  const std::optional<double>& initial_lr() const { return initial_lr_; }
+  void set_initial_lr(double lr) { initial_lr_ = lr; }
 
  private:
   std::vector<Tensor> params_;
   std::unique_ptr<OptimizerOptions> options_;
+  std::optional<double> initial_lr_;
 };
 
 // A snapshot of an optimizer's state, shaped like PyTorch's optimizer.state_dict().
