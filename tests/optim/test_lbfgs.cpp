@@ -5,7 +5,11 @@
 #include "optim_test.h"
 
 #include <kiln/optim.h>
+#include <kiln/serialize.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -190,6 +194,9 @@ BOOST_AUTO_TEST_CASE(state_dict_resumes_identically) {
   };
   opt.step(closure_of(opt, params));
   OptimizerStateDict saved = opt.state_dict();
+  std::string path = "/tmp/kiln_test_lbfgs_" + std::to_string(::getpid()) + ".safetensors";
+  kiln::save(opt, path);
+  Tensor after_first = params[0].detach().clone();
   BOOST_CHECK_EQUAL(saved.state.at(0).at("old_dirs").size(0), 4);
   BOOST_CHECK_EQUAL(saved.param_groups[0].options.at("line_search_fn"), 1.0);
   std::vector<Tensor> resumed = initial_params(c);
@@ -204,6 +211,19 @@ BOOST_AUTO_TEST_CASE(state_dict_resumes_identically) {
                   .line_search_fn() == std::optional<std::string>("strong_wolfe"));
   other.step(closure_of(other, resumed));
   BOOST_CHECK(values_of(resumed[0]) == values_of(params[0]));  // bit-identical
+
+  // the same through a safetensors file
+  std::vector<Tensor> from_file = initial_params(c);
+  {
+    NoGradGuard no_grad;
+    from_file[0].copy_(after_first);
+  }
+  LBFGS reloaded(from_file, LBFGSOptions(0.1));
+  kiln::load(reloaded, path);
+  std::remove(path.c_str());
+  BOOST_CHECK_EQUAL(reloaded.param_groups()[0].options().get_lr(), 1.0);
+  reloaded.step(closure_of(reloaded, from_file));
+  BOOST_CHECK(values_of(from_file[0]) == values_of(params[0]));
 
   OptimizerStateDict bad = saved;
   bad.state[0]["d"] = zeros({3});
