@@ -43,14 +43,6 @@ std::map<std::string, GoldenCase> load() {
       in >> field;
       std::getline(in, rest);
       c.strings[field] = rest.empty() ? rest : rest.substr(1);
-    } else if (kind == "r") {
-      int n = 0;
-      in >> n;
-      for (int i = 0; i < n; ++i) {
-        std::string row;
-        std::getline(file, row);
-        c.repr += (i ? "\n" : "") + row;
-      }
     } else {
       throw std::runtime_error("nn_cases.txt: bad line: " + line);
     }
