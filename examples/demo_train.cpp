@@ -75,7 +75,7 @@ double max_parameter_difference(const kiln::nn::Sequential& a, const kiln::nn::S
   KILN_INTERNAL_ASSERT(pa.size() == pb.size(), "kiln-demo: models differ in parameters");
   double most = 0;
   for (size_t i = 0; i < pa.size(); ++i) {
-    most = std::max(most, (pa[i].second - pb[i].second).abs().max().item<double>());
+    most = std::max(most, (pa[i].value() - pb[i].value()).abs().max().item<double>());
   }
   return most;
 }

@@ -5,10 +5,10 @@ functional layers and losses, computed by PyTorch (run with Debian's /usr/bin/py
 Format, one item per line ('#' starts a comment):
   t <case> <field> <dtype> [<d0>,<d1>,...] <values...>    a tensor, values in row-major order
   s <case> <field> <text...>                             a string field (the rest of the line)
-  r <case> <n>                                           a module repr: the next n lines
 Tensors are float64 unless the dtype says int64; gradients are named "grad_<input>" and are the
-gradients of sum(out * gy) (gy given) or of a scalar output. Module reprs are PyTorch's with
-C++ booleans (True -> true). The tests parse this file without a library (tests/nn/golden.h).
+gradients of sum(out * gy) (gy given) or of a scalar output. (Modules print in libtorch's C++
+format, not Python's repr: tests/nn/test_module.cpp has libtorch's strings.) The tests parse this
+file without a library (tests/nn/golden.h).
 """
 import math
 import os
@@ -36,13 +36,6 @@ def put(case, field, t):
 
 def put_str(case, field, text):
     lines.append(f"s {case} {field} {text}")
-
-
-def put_repr(case, module):
-    text = repr(module).replace("True", "true").replace("False", "false")
-    rows = text.split("\n")
-    lines.append(f"r {case} {len(rows)}")
-    lines.extend(rows)
 
 
 def leaf(*shape, low=-1.0, high=1.0):
@@ -234,30 +227,16 @@ def clip_cases():
             put(case, f"clipped{i}", p.grad)
 
 
-def repr_cases():
+def naming_cases():
     nn = torch.nn
-    put_repr("sequential", nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10)))
     checker = nn.Sequential(
         nn.Conv2d(2, 256, 1), nn.BatchNorm2d(256), nn.ReLU(),
         nn.Conv2d(256, 256, 1), nn.BatchNorm2d(256), nn.ReLU(),
         nn.Conv2d(256, 256, 1), nn.BatchNorm2d(256), nn.ReLU(),
         nn.Conv2d(256, 1, 1))
-    put_repr("checkerboard", checker)
     put_str("checkerboard", "names",
             " ".join(f"{n}:{'x'.join(map(str, p.shape))}" for n, p in checker.named_parameters()))
     put_str("checkerboard", "buffers", " ".join(n for n, _ in checker.named_buffers()))
-    put_repr("conv_options", nn.Conv2d(3, 8, (3, 5), stride=2, padding=(1, 2), dilation=2,
-                                       groups=1, bias=False))
-    put_repr("conv_groups", nn.Conv2d(4, 8, 3, groups=2))
-    put_repr("misc", nn.ModuleList([
-        nn.LayerNorm(10), nn.LayerNorm([3, 4], eps=1e-3, elementwise_affine=False),
-        nn.Dropout(0.25), nn.Embedding(10, 3), nn.Embedding(5, 2, padding_idx=0), nn.Flatten(),
-        nn.Sigmoid(), nn.Tanh(), nn.ReLU(inplace=True),
-        nn.BatchNorm2d(4, momentum=None, affine=False, track_running_stats=False),
-        nn.MSELoss(), nn.CrossEntropyLoss(), nn.BCELoss(), nn.BCEWithLogitsLoss(), nn.NLLLoss(),
-        nn.Sequential()]))
-    put_repr("softplus", nn.ModuleList([nn.Softplus(), nn.Softplus(beta=0.5, threshold=3)]))
-
     class Merge(nn.Module):
         def __init__(self):
             super().__init__()
@@ -271,14 +250,13 @@ def repr_cases():
             self.head = nn.Sequential(nn.ReLU(), nn.Linear(10, 1, bias=False))
 
     outer = Outer()
-    put_repr("nested", outer)
     put_str("nested", "names", " ".join(n for n, _ in outer.named_parameters()))
     put_str("nested", "modules", " ".join(n or "<root>" for n, _ in outer.named_modules()))
 
 
 def main():
     for make in (linear_cases, conv_cases, norm_cases, embedding_cases, softmax_cases,
-                 loss_cases, index_cases, clip_cases, repr_cases):
+                 loss_cases, index_cases, clip_cases, naming_cases):
         make()
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn_cases.txt")
     with open(path, "w") as f:

@@ -8,7 +8,7 @@ optim_cases.txt holds everything the C++ side needs (tests/optim/golden.cpp pars
 regenerates nothing and needs no autograd for the optimizer cases, because it sets each
 parameter's gradient to the recorded one before each step. Records, one per line:
 
-    config <name> <sgd|adam|adamw> <steps>       an optimizer configuration
+    config <name> <sgd|adam|adamw|rmsprop|adagrad> <steps>   an optimizer configuration
     group <count> <param indices...> <key> <value> ...
                                                  a param group with all its options (PyTorch's
                                                  names; betas as beta1/beta2; bools as 0/1)
@@ -63,7 +63,7 @@ def group_line(group, index_of):
     ids = [index_of[id(p)] for p in group["params"]]
     words = ["group", str(len(ids))] + [str(i) for i in ids]
     for key in ("lr", "momentum", "dampening", "weight_decay", "nesterov", "eps", "amsgrad",
-                "maximize"):
+                "maximize", "alpha", "centered", "lr_decay", "initial_accumulator_value"):
         if key in group:
             words += [key, fmt(group[key])]
     if "betas" in group:
@@ -149,6 +149,20 @@ def optimizer_cases(out):
         lr=0.1, momentum=0.9))
     optim_config(out, "adam_two_groups", "adam", lambda ps: O.Adam(
         [{"params": ps[:2], "amsgrad": True}, {"params": ps[2:], "lr": 0.001}], lr=0.01))
+    optim_config(out, "rmsprop", "rmsprop", lambda ps: O.RMSprop(ps, lr=0.01))
+    optim_config(out, "rmsprop_centered_momentum", "rmsprop",
+                 lambda ps: O.RMSprop(ps, lr=0.005, alpha=0.9, eps=1e-6, weight_decay=0.1,
+                                      momentum=0.8, centered=True))
+    optim_config(out, "rmsprop_maximize_missing_grads", "rmsprop",
+                 lambda ps: O.RMSprop(ps, lr=0.01, momentum=0.5, maximize=True),
+                 none_at=[(0, 1), (2, 1), (6, 0)])
+    optim_config(out, "adagrad", "adagrad", lambda ps: O.Adagrad(ps, lr=0.1))
+    optim_config(out, "adagrad_options", "adagrad",
+                 lambda ps: O.Adagrad(ps, lr=0.05, lr_decay=0.01, weight_decay=0.1,
+                                      initial_accumulator_value=0.5, eps=1e-6))
+    optim_config(out, "adagrad_two_groups_missing_grads", "adagrad", lambda ps: O.Adagrad(
+        [{"params": ps[:1]}, {"params": ps[1:], "lr": 0.01, "maximize": True}], lr=0.1),
+        none_at=[(0, 0), (1, 2), (4, 2)])
 
 
 def scheduler_case(out, name, kind, epochs, lrs, make, args):

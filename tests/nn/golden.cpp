@@ -43,14 +43,6 @@ void load_file(const std::string& file_name, std::map<std::string, GoldenCase>& 
       in >> field;
       std::getline(in, rest);
       c.strings[field] = rest.empty() ? rest : rest.substr(1);
-    } else if (kind == "r") {
-      int n = 0;
-      in >> n;
-      for (int i = 0; i < n; ++i) {
-        std::string row;
-        std::getline(file, row);
-        c.repr += (i ? "\n" : "") + row;
-      }
     } else {
       throw std::runtime_error(file_name + ": bad line: " + line);
     }

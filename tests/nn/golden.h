@@ -25,7 +25,6 @@ struct GoldenTensor {
 struct GoldenCase {
   std::map<std::string, GoldenTensor> tensors;
   std::map<std::string, std::string> strings;
-  std::string repr;  // a module's repr, lines joined with '\n'
 };
 
 // Every case of the file by name, loaded once.

@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(loss_modules) {
                                         .reduction(kiln::kNone));
   check_close(logits_loss(x, t), golden("bce_logits_none", "out"), 1e-10, 1e-10,
               "BCEWithLogitsLoss");
-  BOOST_CHECK_EQUAL(logits_loss->named_buffers().at(0).first, "pos_weight");
+  BOOST_CHECK_EQUAL(logits_loss->named_buffers()[0].key(), "pos_weight");
   x = golden("nll_weight", "x"), t = golden("nll_weight", "t");
   nn::NLLLoss nll(nn::NLLLossOptions().weight(golden("nll_weight", "w")));
   check_close(nll(x, t), golden("nll_weight", "out"), 1e-10, 1e-10, "NLLLoss");

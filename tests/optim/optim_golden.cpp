@@ -163,6 +163,25 @@ Options adam_options(const GoldenGroup& g) {
   return o;
 }
 
+RMSpropOptions rmsprop_options(const GoldenGroup& g) {
+  return RMSpropOptions(option(g, "lr"))
+      .alpha(option(g, "alpha"))
+      .eps(option(g, "eps"))
+      .weight_decay(option(g, "weight_decay"))
+      .momentum(option(g, "momentum"))
+      .centered(option(g, "centered") != 0)
+      .maximize(option(g, "maximize") != 0);
+}
+
+AdagradOptions adagrad_options(const GoldenGroup& g) {
+  return AdagradOptions(option(g, "lr"))
+      .lr_decay(option(g, "lr_decay"))
+      .weight_decay(option(g, "weight_decay"))
+      .initial_accumulator_value(option(g, "initial_accumulator_value"))
+      .eps(option(g, "eps"))
+      .maximize(option(g, "maximize") != 0);
+}
+
 template <class Opt, class Options>
 std::unique_ptr<Optimizer> build(const OptimizerCase& c, const std::vector<Tensor>& params,
                                  Options (*options_of)(const GoldenGroup&)) {
@@ -214,6 +233,8 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerCase& c,
   if (c.kind == "sgd") return build<SGD, SGDOptions>(c, params, sgd_options);
   if (c.kind == "adam") return build<Adam, AdamOptions>(c, params, adam_options<AdamOptions>);
   if (c.kind == "adamw") return build<AdamW, AdamWOptions>(c, params, adam_options<AdamWOptions>);
+  if (c.kind == "rmsprop") return build<RMSprop, RMSpropOptions>(c, params, rmsprop_options);
+  if (c.kind == "adagrad") return build<Adagrad, AdagradOptions>(c, params, adagrad_options);
   throw std::runtime_error("unknown optimizer kind " + c.kind);
 }
 

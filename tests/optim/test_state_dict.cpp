@@ -53,9 +53,16 @@ std::string temp_path(const std::string& name) {
   return "/tmp/kiln_test_optim_" + std::to_string(::getpid()) + "_" + name + ".safetensors";
 }
 
-const char* kRoundTripCases[] = {"sgd_momentum", "sgd_maximize_missing_grads",
-                                 "adam_amsgrad", "adam_missing_grads",
-                                 "adamw",        "adam_two_groups"};
+const char* kRoundTripCases[] = {"sgd_momentum",
+                                 "sgd_maximize_missing_grads",
+                                 "adam_amsgrad",
+                                 "adam_missing_grads",
+                                 "adamw",
+                                 "adam_two_groups",
+                                 "rmsprop_centered_momentum",
+                                 "rmsprop_maximize_missing_grads",
+                                 "adagrad_options",
+                                 "adagrad_two_groups_missing_grads"};
 
 }  // namespace
 

@@ -30,7 +30,7 @@ BOOST_AUTO_TEST_CASE(round_trip_into_a_fresh_model) {
   nn::Sequential model = make_model();
   {
     NoGradGuard no_grad;
-    model->named_buffers()[0].second.fill_(0.25);  // a buffer that differs from its initial value
+    model->named_buffers()[0].value().fill_(0.25);  // a buffer that differs from its initial value
   }
   save(*model, scratch.path("model.safetensors"));
   NamedTensors file = load(scratch.path("model.safetensors"));
@@ -41,14 +41,14 @@ BOOST_AUTO_TEST_CASE(round_trip_into_a_fresh_model) {
 
   manual_seed(2);
   nn::Sequential other = make_model();
-  Tensor weight = other->named_parameters()[0].second;  // a handle held elsewhere
+  Tensor weight = other->named_parameters()[0].value();  // a handle held elsewhere
   load(*other, scratch.path("model.safetensors"));
-  NamedTensors a = model->named_parameters(), b = other->named_parameters();
+  NamedTensors a = model->named_parameters().pairs(), b = other->named_parameters().pairs();
   for (size_t i = 0; i < a.size(); ++i) BOOST_CHECK(same_bits(a[i].second, b[i].second));
-  NamedTensors ab = model->named_buffers(), bb = other->named_buffers();
+  NamedTensors ab = model->named_buffers().pairs(), bb = other->named_buffers().pairs();
   for (size_t i = 0; i < ab.size(); ++i) BOOST_CHECK(same_bits(ab[i].second, bb[i].second));
   // Loaded in place: the same tensors, still leaves that require grad.
-  BOOST_CHECK(weight.is_same(other->named_parameters()[0].second));
+  BOOST_CHECK(weight.is_same(other->named_parameters()[0].value()));
   BOOST_CHECK(same_bits(weight, a[0].second));
   BOOST_CHECK(weight.requires_grad() && weight.is_leaf());
 }
@@ -78,12 +78,12 @@ BOOST_AUTO_TEST_CASE(shape_and_dtype_mismatch_change_nothing) {
   std::string path = scratch.path("model.safetensors");
   save(*make_model(), path);
   nn::Sequential wider = make_model(5);
-  Tensor before = wider->named_parameters()[2].second.detach().clone();
+  Tensor before = wider->named_parameters()[2].value().detach().clone();
   CHECK_ERROR(ValueError, load(*wider, path),
               "load: '" + path +
                   "': tensor '0.weight' has shape [4, 3] in the file but [5, 3] "
                   "in the module");
-  BOOST_CHECK(same_bits(wider->named_parameters()[2].second, before));  // "1.weight" untouched
+  BOOST_CHECK(same_bits(wider->named_parameters()[2].value(), before));  // "1.weight" untouched
 
   nn::Sequential doubled = make_model();
   doubled->to(kDouble);

@@ -6,6 +6,8 @@
 #include <kiln/nn/init.h>
 #include <kiln/nn/module.h>
 #include <kiln/nn/modules/activation.h>
+#include <kiln/nn/modules/any.h>
+#include <kiln/nn/modules/collections.h>
 #include <kiln/nn/modules/container.h>
 #include <kiln/nn/modules/conv.h>
 #include <kiln/nn/modules/distance.h>

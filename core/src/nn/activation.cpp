@@ -13,22 +13,26 @@ Tensor ReLUImpl::forward(Tensor input) {
 }
 
 void ReLUImpl::pretty_print(std::ostream& stream) const {
-  stream << "ReLU(";
-  if (options.inplace()) stream << "inplace=" << detail::py_bool(true);
+  stream << "kiln::nn::ReLU(";
+  if (options.inplace()) stream << "inplace=" << detail::bool_str(true);
   stream << ")";
 }
 
 Tensor SigmoidImpl::forward(const Tensor& input) { return kiln::sigmoid(input); }
 
+void SigmoidImpl::pretty_print(std::ostream& stream) const { stream << "kiln::nn::Sigmoid()"; }
+
 Tensor TanhImpl::forward(const Tensor& input) { return kiln::tanh(input); }
+
+void TanhImpl::pretty_print(std::ostream& stream) const { stream << "kiln::nn::Tanh()"; }
 
 Tensor SoftplusImpl::forward(const Tensor& input) {
   return functional::softplus(input, options.beta(), options.threshold());
 }
 
 void SoftplusImpl::pretty_print(std::ostream& stream) const {
-  stream << "Softplus(beta=" << detail::py_number(options.beta())
-         << ", threshold=" << detail::py_number(options.threshold()) << ")";
+  stream << "kiln::nn::Softplus(beta=" << options.beta() << ", threshold=" << options.threshold()
+         << ")";
 }
 
 DropoutImpl::DropoutImpl(const DropoutOptions& options) : options(options) {
@@ -43,8 +47,8 @@ Tensor DropoutImpl::forward(Tensor input) {
 }
 
 void DropoutImpl::pretty_print(std::ostream& stream) const {
-  stream << "Dropout(p=" << detail::py_float(options.p())
-         << ", inplace=" << detail::py_bool(options.inplace()) << ")";
+  stream << "kiln::nn::Dropout(p=" << options.p()
+         << ", inplace=" << detail::bool_str(options.inplace()) << ")";
 }
 
 }  // namespace kiln::nn

@@ -39,14 +39,14 @@ Tensor Conv2dImpl::forward(const Tensor& input) {
 
 // As PyTorch: stride always, padding, dilation, groups and bias only when not the default.
 void Conv2dImpl::pretty_print(std::ostream& stream) const {
-  stream << "Conv2d(" << options.in_channels() << ", " << options.out_channels()
+  stream << "kiln::nn::Conv2d(" << options.in_channels() << ", " << options.out_channels()
          << ", kernel_size=" << options.kernel_size() << ", stride=" << options.stride();
   if (!(options.padding() == ExpandingArray<2>(0))) stream << ", padding=" << options.padding();
   if (!(options.dilation() == ExpandingArray<2>(1))) {
     stream << ", dilation=" << options.dilation();
   }
   if (options.groups() != 1) stream << ", groups=" << options.groups();
-  if (!options.bias()) stream << ", bias=" << detail::py_bool(false);
+  if (!options.bias()) stream << ", bias=" << detail::bool_str(false);
   stream << ")";
 }
 

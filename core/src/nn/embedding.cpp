@@ -34,7 +34,8 @@ Tensor EmbeddingImpl::forward(const Tensor& input) {
 }
 
 void EmbeddingImpl::pretty_print(std::ostream& stream) const {
-  stream << "Embedding(" << options.num_embeddings() << ", " << options.embedding_dim();
+  stream << "kiln::nn::Embedding(num_embeddings=" << options.num_embeddings()
+         << ", embedding_dim=" << options.embedding_dim();
   if (options.padding_idx()) stream << ", padding_idx=" << *options.padding_idx();
   stream << ")";
 }

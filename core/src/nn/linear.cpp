@@ -31,10 +31,12 @@ void LinearImpl::reset_parameters() {
 Tensor LinearImpl::forward(const Tensor& input) { return functional::linear(input, weight, bias); }
 
 void LinearImpl::pretty_print(std::ostream& stream) const {
-  stream << "Linear(in_features=" << options.in_features()
+  stream << "kiln::nn::Linear(in_features=" << options.in_features()
          << ", out_features=" << options.out_features()
-         << ", bias=" << detail::py_bool(options.bias()) << ")";
+         << ", bias=" << detail::bool_str(options.bias()) << ")";
 }
+
+void IdentityImpl::pretty_print(std::ostream& stream) const { stream << "kiln::nn::Identity()"; }
 
 FlattenImpl::FlattenImpl(const FlattenOptions& options) : options(options) {}
 
@@ -43,7 +45,8 @@ Tensor FlattenImpl::forward(const Tensor& input) {
 }
 
 void FlattenImpl::pretty_print(std::ostream& stream) const {
-  stream << "Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim() << ")";
+  stream << "kiln::nn::Flatten(start_dim=" << options.start_dim()
+         << ", end_dim=" << options.end_dim() << ")";
 }
 
 }  // namespace kiln::nn

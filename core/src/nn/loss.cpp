@@ -46,6 +46,16 @@ Tensor BCEWithLogitsLossImpl::forward(const Tensor& input, const Tensor& target)
                                                       pos_weight);
 }
 
+void MSELossImpl::pretty_print(std::ostream& stream) const { stream << "kiln::nn::MSELoss()"; }
+void CrossEntropyLossImpl::pretty_print(std::ostream& stream) const {
+  stream << "kiln::nn::CrossEntropyLoss()";
+}
+void NLLLossImpl::pretty_print(std::ostream& stream) const { stream << "kiln::nn::NLLLoss()"; }
+void BCELossImpl::pretty_print(std::ostream& stream) const { stream << "kiln::nn::BCELoss()"; }
+void BCEWithLogitsLossImpl::pretty_print(std::ostream& stream) const {
+  stream << "kiln::nn::BCEWithLogitsLoss()";
+}
+
 }  // namespace kiln::nn
 
 // --- libtorch's other losses: they print as libtorch's modules do --------------------------------

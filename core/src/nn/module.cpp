@@ -9,24 +9,16 @@
 #include <unordered_set>
 
 namespace kiln::nn {
-namespace {
 
-// "kiln::nn::LinearImpl" -> "Linear"; "NetImpl" -> "Net".
-std::string class_name(const std::type_info& type) {
+std::string detail::type_name(const std::type_info& type) {
   int status = 0;
   char* demangled = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
   std::string name = status == 0 && demangled != nullptr ? demangled : type.name();
   std::free(demangled);
-  size_t template_start = name.find('<');
-  size_t colon = name.rfind("::", template_start);
-  if (colon != std::string::npos) name = name.substr(colon + 2);
-  const std::string impl = "Impl";
-  if (name.size() > impl.size() &&
-      name.compare(name.size() - impl.size(), impl.size(), impl) == 0) {
-    name.resize(name.size() - impl.size());
-  }
   return name;
 }
+
+namespace {
 
 // Makes t hold src's data (storage, geometry, dtype, device), keeping its identity and autograd
 // state: see Module::to.
@@ -49,68 +41,79 @@ Module::Module() = default;
 Module::~Module() = default;
 
 const std::string& Module::name() const {
-  if (name_.empty()) name_ = class_name(typeid(*this));
+  if (name_.empty()) name_ = detail::type_name(typeid(*this));
   return name_;
 }
 
+// `what` is "Parameter", "Buffer" or "Submodule": libtorch's messages.
 void Module::check_new_name(const std::string& name, const char* what) const {
   KILN_CHECK_VALUE(!name.empty(), this->name(), ": ", what, " name must not be empty");
-  KILN_CHECK_VALUE(name.find('.') == std::string::npos, this->name(), ": ", what, " name must ",
-                   "not contain a dot (got \"", name, "\")");
-  auto taken = [&name](const auto& list) {
-    for (const auto& item : list) {
-      if (item.first == name) return true;
-    }
-    return false;
-  };
-  KILN_CHECK_VALUE(!taken(parameters_) && !taken(buffers_) && !taken(children_), this->name(),
-                   ": cannot register ", what, " \"", name, "\": the name is already taken");
+  KILN_CHECK_VALUE(name.find('.') == std::string::npos, this->name(), ": ", what,
+                   " name must not contain a dot (got '", name, "')");
+  bool is_child = false;
+  for (const auto& child : children_) is_child = is_child || child.first == name;
+  // Names are unique across the three kinds, as attributes of a Python module.
+  std::string taken_as = parameters_.contains(name) ? "Parameter"
+                         : buffers_.contains(name)  ? "Buffer"
+                         : is_child                 ? "Submodule"
+                                                    : "";
+  KILN_CHECK_VALUE(taken_as.empty(), this->name(), ": ", what, " '", name, "' already defined",
+                   taken_as == what ? "" : " (as a " + taken_as + ")");
 }
 
 Tensor& Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
-  check_new_name(name, "parameter");
+  check_new_name(name, "Parameter");
   if (tensor.defined()) {
-    KILN_CHECK_TYPE(!requires_grad || tensor.is_floating_point(), this->name(), ": parameter \"",
-                    name, "\" must be a floating point tensor to require grad (got ",
+    KILN_CHECK_TYPE(!requires_grad || tensor.is_floating_point(), this->name(), ": parameter '",
+                    name, "' must be a floating point tensor to require grad (got ",
                     dtype_name(tensor.dtype()), ")");
     tensor.set_requires_grad(requires_grad);
   }
-  parameters_.emplace_back(std::move(name), std::move(tensor));
-  return parameters_.back().second;
+  return parameters_.insert(std::move(name), std::move(tensor));
 }
 
 Tensor& Module::register_buffer(std::string name, Tensor tensor) {
-  check_new_name(name, "buffer");
-  buffers_.emplace_back(std::move(name), std::move(tensor));
-  return buffers_.back().second;
+  check_new_name(name, "Buffer");
+  return buffers_.insert(std::move(name), std::move(tensor));
 }
 
 void Module::add_child(std::string name, std::shared_ptr<Module> module) {
-  check_new_name(name, "submodule");
-  KILN_CHECK_VALUE(module != nullptr, this->name(), ": cannot register an empty submodule \"", name,
-                   "\"");
+  check_new_name(name, "Submodule");
+  KILN_CHECK_VALUE(module != nullptr, this->name(), ": cannot register an empty submodule '", name,
+                   "' (a holder made from nullptr)");
   children_.emplace_back(std::move(name), std::move(module));
 }
 
 void Module::replace_child(const std::string& name, std::shared_ptr<Module> module) {
-  KILN_CHECK_VALUE(module != nullptr, this->name(), ": cannot register an empty submodule \"", name,
-                   "\"");
+  KILN_CHECK_VALUE(module != nullptr, this->name(), ": cannot register an empty submodule '", name,
+                   "' (a holder made from nullptr)");
   for (auto& child : children_) {
     if (child.first == name) {
       child.second = std::move(module);
       return;
     }
   }
-  throw IndexError(::kiln::detail::str(this->name(), ": no submodule named \"", name,
-                                       "\" to replace"));
+  throw IndexError(::kiln::detail::str(this->name(), ": Submodule '", name, "' is not defined"));
+}
+
+void Module::unregister_module(const std::string& name) {
+  for (auto it = children_.begin(); it != children_.end(); ++it) {
+    if (it->first == name) {
+      children_.erase(it);
+      return;
+    }
+  }
+  throw IndexError(::kiln::detail::str(this->name(), ": No Module with name `", name,
+                                       "` is registered"));
 }
 
 namespace {
 // Appends the tensors of `list` (parameters_ or buffers_ of each module) with dotted names, each
 // tensor once.
 template <class Get>
-std::vector<std::pair<std::string, Tensor>> collect(const Module& root, bool recurse, Get get) {
-  std::vector<std::pair<std::string, Tensor>> out;
+OrderedDict<std::string, Tensor> collect(const Module& root, bool recurse, Get get,
+                                         const char* description) {
+  OrderedDict<std::string, Tensor> out(description);
   std::unordered_set<const TensorImpl*> seen_tensors;
   std::unordered_set<const Module*> seen_modules;
   std::function<void(const Module&, const std::string&)> walk = [&](const Module& m,
@@ -118,7 +121,7 @@ std::vector<std::pair<std::string, Tensor>> collect(const Module& root, bool rec
     if (!seen_modules.insert(&m).second) return;
     for (const auto& [name, t] : get(m)) {
       if (t.defined() && seen_tensors.insert(t.impl_ptr().get()).second) {
-        out.emplace_back(prefix + name, t);
+        out.insert(prefix + name, t);
       }
     }
     if (!recurse) return;
@@ -128,29 +131,25 @@ std::vector<std::pair<std::string, Tensor>> collect(const Module& root, bool rec
   return out;
 }
 
-std::vector<Tensor> values(const std::vector<std::pair<std::string, Tensor>>& named) {
-  std::vector<Tensor> out;
-  out.reserve(named.size());
-  for (const auto& item : named) out.push_back(item.second);
-  return out;
-}
 }  // namespace
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
+OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
   return collect(
-      *this, recurse, [](const Module& m) -> const auto& { return m.parameters_; });
+      *this, recurse, [](const Module& m) -> const auto& { return m.parameters_; }, "Parameter");
 }
 std::vector<Tensor> Module::parameters(bool recurse) const {
-  return values(named_parameters(recurse));
+  return named_parameters(recurse).values();
 }
-std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
+OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
   return collect(
-      *this, recurse, [](const Module& m) -> const auto& { return m.buffers_; });
+      *this, recurse, [](const Module& m) -> const auto& { return m.buffers_; }, "Buffer");
 }
-std::vector<Tensor> Module::buffers(bool recurse) const { return values(named_buffers(recurse)); }
+std::vector<Tensor> Module::buffers(bool recurse) const { return named_buffers(recurse).values(); }
 
-std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const {
-  return children_;
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_children() const {
+  OrderedDict<std::string, std::shared_ptr<Module>> out("Submodule");
+  for (const auto& [name, child] : children_) out.insert(name, child);
+  return out;
 }
 
 std::vector<std::shared_ptr<Module>> Module::children() const {
@@ -159,39 +158,74 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
   return out;
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules(
-    const std::string& prefix, bool include_self) {
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
-  if (include_self) {
-    std::shared_ptr<Module> self = weak_from_this().lock();
-    KILN_CHECK(self != nullptr, name(), ": modules()/named_modules() with include_self need the ",
-               "module to be held by a std::shared_ptr (use a module holder or std::make_shared), ",
-               "or pass include_self=false");
-    out.emplace_back(prefix, self);
+std::shared_ptr<Module> Module::shared_self(const char* what) const {
+  std::shared_ptr<Module> self = std::const_pointer_cast<Module>(weak_from_this().lock());
+  KILN_CHECK(self != nullptr, name(), ": ", what, " needs the module to be held by a ",
+             "std::shared_ptr. It looks like you attempted to retrieve your top-level module as a ",
+             "shared_ptr, but it is not stored in a shared_ptr: use a module holder or ",
+             "std::make_shared, or pass include_self=false");
+  return self;
+}
+
+namespace {
+// Calls fn(path, child) for every descendant of `m`, parents first, each module once.
+void walk_modules(
+    const Module& m, const std::string& path, std::unordered_set<const Module*>& seen,
+    const std::function<void(const std::string&, const std::shared_ptr<Module>&)>& fn) {
+  for (const auto& [name, child] : m.named_children()) {
+    if (!seen.insert(child.get()).second) continue;
+    std::string child_path = path.empty() ? name : path + "." + name;
+    fn(child_path, child);
+    walk_modules(*child, child_path, seen, fn);
   }
+}
+}  // namespace
+
+OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(
+    const std::string& name_prefix, bool include_self) const {
+  OrderedDict<std::string, std::shared_ptr<Module>> out("Module");
+  if (include_self) out.insert(name_prefix, shared_self("modules()/named_modules()"));
   std::unordered_set<const Module*> seen = {this};
-  std::function<void(const Module&, const std::string&)> walk = [&](const Module& m,
-                                                                    const std::string& path) {
-    for (const auto& [name, child] : m.children_) {
-      if (!seen.insert(child.get()).second) continue;
-      std::string child_path = path.empty() ? name : path + "." + name;
-      out.emplace_back(child_path, child);
-      walk(*child, child_path);
-    }
-  };
-  walk(*this, prefix);
+  walk_modules(*this, name_prefix, seen,
+               [&](const std::string& path, const std::shared_ptr<Module>& m) {
+                 out.insert(path, m);
+               });
   return out;
 }
 
-std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) {
-  std::vector<std::shared_ptr<Module>> out;
-  for (auto& item : named_modules("", include_self)) out.push_back(std::move(item.second));
-  return out;
+std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) const {
+  return named_modules("", include_self).values();
 }
 
-void Module::apply(const std::function<void(Module&)>& fn) {
-  fn(*this);
-  for (auto& child : children_) child.second->apply(fn);
+void Module::apply(const ModuleApplyFunction& fn) {
+  apply(NamedModuleApplyFunction([&fn](const std::string&, Module& m) { fn(m); }));
+}
+
+void Module::apply(const ConstModuleApplyFunction& fn) const {
+  apply(ConstNamedModuleApplyFunction([&fn](const std::string&, const Module& m) { fn(m); }));
+}
+
+void Module::apply(const NamedModuleApplyFunction& fn, const std::string& name_prefix) {
+  fn(name_prefix, *this);
+  std::unordered_set<const Module*> seen = {this};
+  walk_modules(*this, name_prefix, seen,
+               [&](const std::string& path, const std::shared_ptr<Module>& m) { fn(path, *m); });
+}
+
+void Module::apply(const ConstNamedModuleApplyFunction& fn, const std::string& name_prefix) const {
+  fn(name_prefix, *this);
+  std::unordered_set<const Module*> seen = {this};
+  walk_modules(*this, name_prefix, seen,
+               [&](const std::string& path, const std::shared_ptr<Module>& m) { fn(path, *m); });
+}
+
+void Module::apply(const ModulePointerApplyFunction& fn) const {
+  for (const auto& m : modules()) fn(m);
+}
+
+void Module::apply(const NamedModulePointerApplyFunction& fn,
+                   const std::string& name_prefix) const {
+  for (const auto& [path, m] : named_modules(name_prefix)) fn(path, m);
 }
 
 void Module::train(bool on) {
@@ -229,10 +263,7 @@ void Module::zero_grad(bool set_to_none) {
   }
 }
 
-void Module::pretty_print(std::ostream& stream) const {
-  stream << name();
-  if (children_.empty()) stream << "()";
-}
+void Module::pretty_print(std::ostream& stream) const { stream << name(); }
 
 void Module::print_tree(std::ostream& out, int indent) const {
   pretty_print(out);

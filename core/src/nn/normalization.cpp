@@ -59,11 +59,15 @@ Tensor BatchNorm2dImpl::run(const Tensor& input, bool relu) {
 }
 
 void BatchNorm2dImpl::pretty_print(std::ostream& stream) const {
-  stream << "BatchNorm2d(" << options.num_features() << ", eps=" << detail::py_float(options.eps())
-         << ", momentum="
-         << (options.momentum() ? detail::py_float(*options.momentum()) : std::string("None"))
-         << ", affine=" << detail::py_bool(options.affine())
-         << ", track_running_stats=" << detail::py_bool(options.track_running_stats()) << ")";
+  stream << "kiln::nn::BatchNorm2d(" << options.num_features() << ", eps=" << options.eps()
+         << ", momentum=";
+  if (options.momentum()) {
+    stream << *options.momentum();
+  } else {
+    stream << "None";
+  }
+  stream << ", affine=" << detail::bool_str(options.affine())
+         << ", track_running_stats=" << detail::bool_str(options.track_running_stats()) << ")";
 }
 
 LayerNormImpl::LayerNormImpl(const LayerNormOptions& options) : options(options) {
@@ -85,11 +89,10 @@ Tensor LayerNormImpl::forward(const Tensor& input) {
 }
 
 void LayerNormImpl::pretty_print(std::ostream& stream) const {
-  const std::vector<int64_t>& shape = options.normalized_shape();
-  stream << "LayerNorm((";
-  for (size_t i = 0; i < shape.size(); ++i) stream << (i ? ", " : "") << shape[i];
-  stream << (shape.size() == 1 ? ",)" : ")") << ", eps=" << detail::py_float(options.eps())
-         << ", elementwise_affine=" << detail::py_bool(options.elementwise_affine()) << ")";
+  stream << "kiln::nn::LayerNorm(";
+  detail::print_list(stream, options.normalized_shape());
+  stream << ", eps=" << options.eps()
+         << ", elementwise_affine=" << detail::bool_str(options.elementwise_affine()) << ")";
 }
 
 }  // namespace kiln::nn

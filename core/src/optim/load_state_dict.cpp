@@ -15,9 +15,10 @@ std::string shape_str(IntArrayRef sizes) {
 }
 
 // The saved tensor `t` as parameter p's state `key`: "step" stays a float32 CPU scalar (as in
-// PyTorch), the others move to p's device and, for floating parameters, p's dtype.
+// PyTorch), the others move to p's device and, for floating parameters, p's dtype; those that
+// are not shaped like the parameter (L-BFGS's) keep their shape and dtype.
 Tensor convert_state(const char* who, int64_t index, const std::string& key, const Tensor& t,
-                     const Tensor& p) {
+                     const Tensor& p, const OptimizerParamState& state) {
   KILN_CHECK_VALUE(t.defined(), who, ": state '", key, "' of parameter ", index,
                    " is an undefined tensor");
   if (key == "step") {
@@ -25,6 +26,7 @@ Tensor convert_state(const char* who, int64_t index, const std::string& key, con
                      " must have one element, got shape ", shape_str(t.sizes()));
     return t.reshape({}).to(Device(kCPU), kFloat, /*copy=*/true);
   }
+  if (!state.shaped_like_param(key)) return t.to(p.device(), t.dtype(), /*copy=*/true);
   KILN_CHECK_VALUE(t.sizes().equals(p.sizes()), who, ": state '", key, "' of parameter ", index,
                    " has shape ", shape_str(t.sizes()), " but the parameter has shape ",
                    shape_str(p.sizes()));
@@ -73,7 +75,7 @@ void Optimizer::load_state_dict(const OptimizerStateDict& dict) {
     const Tensor& p = it->second;
     std::unique_ptr<OptimizerParamState> param_state = make_state();
     for (const auto& [key, t] : tensors) {
-      Tensor value = convert_state(name_, index, key, t, p);
+      Tensor value = convert_state(name_, index, key, t, p, *param_state);
       try {
         param_state->set_tensor(key, value);
       } catch (const Error& e) {

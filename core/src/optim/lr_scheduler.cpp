@@ -26,7 +26,10 @@ void check_option_keys(const char* scheduler, const std::map<std::string, double
 }  // namespace
 
 LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
-  base_lrs_ = get_current_lrs();
+  for (OptimizerParamGroup& group : optimizer_.param_groups()) {
+    if (!group.initial_lr()) group.set_initial_lr(group.options().get_lr());
+    base_lrs_.push_back(*group.initial_lr());
+  }
 }
 
 std::vector<double> LRScheduler::get_current_lrs() const {
@@ -40,7 +43,7 @@ std::vector<double> LRScheduler::get_current_lrs() const {
 void LRScheduler::initial_step() { step(); }
 
 LRSchedulerStateDict LRScheduler::state_dict() const {
-  return {last_epoch_, step_count_, base_lrs_, last_lr_, options()};
+  return {last_epoch_, step_count_, base_lrs_, last_lr_, options(), {}};
 }
 
 void LRScheduler::load_state_dict(const LRSchedulerStateDict& state_dict) {
@@ -51,7 +54,8 @@ void LRScheduler::load_state_dict(const LRSchedulerStateDict& state_dict) {
                    " last rates, but the "
                    "scheduler has ",
                    groups, " parameter groups");
-  KILN_CHECK_VALUE(state_dict.last_epoch >= 0 && state_dict.step_count >= 1,
+  // -1: a scheduler of a SequentialLR not started yet
+  KILN_CHECK_VALUE(state_dict.last_epoch >= -1 && state_dict.step_count >= 0,
                    "LRScheduler.load_state_dict: invalid last_epoch ", state_dict.last_epoch,
                    " or step count ", state_dict.step_count);
   check_options(state_dict.options);
@@ -70,8 +74,19 @@ void LRScheduler::step() {
              " when the scheduler was created");
   ++last_epoch_;
   ++step_count_;
-  std::vector<double> lrs = get_lrs();
+  apply_lrs(get_lrs());
+}
+
+void LRScheduler::step_to(int64_t epoch) {
+  ++step_count_;
+  last_epoch_ = epoch;
+  apply_lrs(closed_form_lrs());
+}
+
+void LRScheduler::apply_lrs(std::vector<double> lrs) {
   std::vector<OptimizerParamGroup>& groups = optimizer_.param_groups();
+  KILN_CHECK(groups.size() == lrs.size(), "LRScheduler: the optimizer has ", groups.size(),
+             " parameter groups but the schedule has ", lrs.size(), " rates");
   for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lrs[i]);
   last_lr_ = std::move(lrs);
 }
@@ -86,6 +101,14 @@ std::vector<double> StepLR::get_lrs() {
   std::vector<double> lrs = get_current_lrs();
   if (last_epoch() == 0 || last_epoch() % step_size_ != 0) return lrs;
   for (double& lr : lrs) lr = lr * gamma_;
+  return lrs;
+}
+
+std::vector<double> StepLR::closed_form_lrs() {
+  std::vector<double> lrs;
+  for (double base : base_lrs_) {
+    lrs.push_back(base * std::pow(gamma_, static_cast<double>(last_epoch() / step_size_)));
+  }
   return lrs;
 }
 
@@ -110,6 +133,18 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double
     : LRScheduler(optimizer), T_max_(T_max), eta_min_(eta_min) {
   KILN_CHECK_VALUE(T_max >= 1, "CosineAnnealingLR: T_max must be at least 1, got ", T_max);
   initial_step();
+}
+
+std::vector<double> CosineAnnealingLR::closed_form_lrs() {
+  constexpr double pi = std::numbers::pi;
+  std::vector<double> lrs;
+  for (double base : base_lrs_) {
+    lrs.push_back(eta_min_ + (base - eta_min_) *
+                                 (1 + std::cos(pi * static_cast<double>(last_epoch()) /
+                                               static_cast<double>(T_max_))) /
+                                 2);
+  }
+  return lrs;
 }
 
 std::map<std::string, double> CosineAnnealingLR::options() const {

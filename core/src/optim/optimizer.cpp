@@ -16,12 +16,15 @@ OptimizerParamGroup::OptimizerParamGroup(std::vector<Tensor> params,
     : params_(std::move(params)), options_(std::move(options)) {}
 
 OptimizerParamGroup::OptimizerParamGroup(const OptimizerParamGroup& other)
-    : params_(other.params_), options_(other.options_ ? other.options_->clone() : nullptr) {}
+    : params_(other.params_),
+      options_(other.options_ ? other.options_->clone() : nullptr),
+      initial_lr_(other.initial_lr_) {}
 
 OptimizerParamGroup& OptimizerParamGroup::operator=(const OptimizerParamGroup& other) {
   if (this != &other) {
     params_ = other.params_;
     options_ = other.options_ ? other.options_->clone() : nullptr;
+    initial_lr_ = other.initial_lr_;
   }
   return *this;
 }

@@ -11,8 +11,8 @@ namespace {
 
 // The module's parameters, then its buffers, by name (recursively).
 NamedTensors module_tensors(const nn::Module& module) {
-  NamedTensors tensors = module.named_parameters(/*recurse=*/true);
-  NamedTensors buffers = module.named_buffers(/*recurse=*/true);
+  NamedTensors tensors = module.named_parameters(/*recurse=*/true).pairs();
+  NamedTensors buffers = module.named_buffers(/*recurse=*/true).pairs();
   tensors.insert(tensors.end(), buffers.begin(), buffers.end());
   return tensors;
 }

@@ -15,19 +15,31 @@
 // Modules are used through shared pointers (a ModuleHolder such as kiln::nn::Linear is one), so
 // that submodules can be shared and containers can hold any module. Copying a module object
 // copies the handles: the copy shares its parameters.
+//
+// Printing follows libtorch's C++ format exactly, with kiln's namespace: `std::cout << *model`
+// prints each module's pretty_print() line and its children, indented, as
+//   kiln::nn::Sequential(
+//     (0): kiln::nn::Linear(in_features=64, out_features=32, bias=true)
+//     (1): kiln::nn::ReLU()
+//   )
+// kiln's modules print as libtorch's with `torch::` spelled `kiln::` (C++ booleans, sizes as
+// [3, 3], numbers as a C++ stream prints them: 1e-05, 0.5, 20), so a libtorch test that compares
+// printed modules passes once `torch` is renamed `kiln`. A module without its own pretty_print prints its name(): the
+// demangled class name, namespaces included ("app::Net"), as libtorch.
 #pragma once
 
 #include <kiln/export.h>
+#include <kiln/ordered_dict.h>
 #include <kiln/tensor.h>
 
 #include <cstddef>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -37,6 +49,9 @@ template <class Contained>
 class ModuleHolder;
 
 namespace detail {
+// The demangled name of a type, for names and messages: "int", "kiln::nn::LinearImpl".
+KILN_API std::string type_name(const std::type_info& type);
+
 // T itself, or the implementation type of a holder type.
 template <class T, class = void>
 struct contained_of {
@@ -50,8 +65,16 @@ struct contained_of<T, std::void_t<typename T::ContainedType>> {
 
 class KILN_API Module : public std::enable_shared_from_this<Module> {
  public:
-  // `name` is how the module prints; by default its class name without namespaces and without
-  // a trailing "Impl" ("Linear" for kiln::nn::LinearImpl).
+  using ModuleApplyFunction = std::function<void(Module&)>;
+  using ConstModuleApplyFunction = std::function<void(const Module&)>;
+  using NamedModuleApplyFunction = std::function<void(const std::string&, Module&)>;
+  using ConstNamedModuleApplyFunction = std::function<void(const std::string&, const Module&)>;
+  using ModulePointerApplyFunction = std::function<void(const std::shared_ptr<Module>&)>;
+  using NamedModulePointerApplyFunction =
+      std::function<void(const std::string&, const std::shared_ptr<Module>&)>;
+
+  // `name` is the module's name; by default its demangled class name, namespaces included
+  // ("kiln::nn::LinearImpl", "Net"), as libtorch's.
   explicit Module(std::string name);
   Module();
   Module(const Module&) = default;
@@ -62,9 +85,12 @@ class KILN_API Module : public std::enable_shared_from_this<Module> {
   const std::string& name() const;
 
   // --- registration ------------------------------------------------------------------------
-  // Adds a parameter (requires_grad set as given) and returns the stored handle. An undefined
+  // Adds a parameter (requires_grad set as given) and returns the stored handle (valid until the
+  // next registration; copy it into a member, `weight = register_parameter(...)`). An undefined
   // tensor registers an absent parameter (e.g. a bias=false Linear's "bias"), which the
-  // parameter lists skip. Names are non-empty, contain no dot, and are unique in the module.
+  // parameter lists skip. Names are non-empty, contain no dot, and are unique in the module
+  // across parameters, buffers and submodules; the errors are libtorch's ("Parameter name must
+  // not be empty", "Parameter 'w' already defined"), after the module's name.
   Tensor& register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
   // Adds a buffer: a tensor of the module's state that is not a parameter (undefined: absent).
   Tensor& register_buffer(std::string name, Tensor tensor);
@@ -80,30 +106,48 @@ class KILN_API Module : public std::enable_shared_from_this<Module> {
     add_child(std::move(name), holder.ptr());
     return holder;
   }
-  // Replaces the submodule registered as `name` and returns the new one.
+  // Replaces the submodule registered as `name` and returns the new one; throws IndexError
+  // "Submodule 'x' is not defined" when there is none.
   template <class M>
   std::shared_ptr<M> replace_module(const std::string& name, std::shared_ptr<M> module) {
     replace_child(name, module);
     return module;
   }
+  template <class Holder>
+    requires requires { typename Holder::ContainedType; }
+  Holder replace_module(const std::string& name, Holder holder) {
+    replace_child(name, holder.ptr());
+    return holder;
+  }
+  // Removes the submodule registered as `name`; throws IndexError when there is none.
+  void unregister_module(const std::string& name);
 
   // --- traversal (each tensor and module once, in registration order, depth first) ----------
   // Parameters of this module and, when recurse, of all its descendants.
   std::vector<Tensor> parameters(bool recurse = true) const;
   // The same with dotted names: "weight", "0.weight", "block.conv1.bias".
-  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
+  OrderedDict<std::string, Tensor> named_parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;
-  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
+  OrderedDict<std::string, Tensor> named_buffers(bool recurse = true) const;
   // Direct submodules.
   std::vector<std::shared_ptr<Module>> children() const;
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
+  OrderedDict<std::string, std::shared_ptr<Module>> named_children() const;
   // This module (when include_self; it must be held by a shared_ptr) and all its descendants;
-  // names are dotted paths, prefixed with `prefix`; this module's own name is the prefix.
-  std::vector<std::shared_ptr<Module>> modules(bool include_self = true);
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules(
-      const std::string& prefix = "", bool include_self = true);
-  // Calls fn on this module and every descendant, parents first.
-  void apply(const std::function<void(Module&)>& fn);
+  // names are dotted paths, prefixed with `name_prefix`; this module's own name is the prefix.
+  std::vector<std::shared_ptr<Module>> modules(bool include_self = true) const;
+  OrderedDict<std::string, std::shared_ptr<Module>> named_modules(
+      const std::string& name_prefix = std::string(), bool include_self = true) const;
+  // Calls fn on this module and every descendant, parents first; the named forms get each
+  // module's dotted path (this module's is name_prefix), the pointer forms a shared pointer
+  // (this module must be held by one).
+  void apply(const ModuleApplyFunction& fn);
+  void apply(const ConstModuleApplyFunction& fn) const;
+  void apply(const NamedModuleApplyFunction& fn, const std::string& name_prefix = std::string());
+  void apply(const ConstNamedModuleApplyFunction& fn,
+             const std::string& name_prefix = std::string()) const;
+  void apply(const ModulePointerApplyFunction& fn) const;
+  void apply(const NamedModulePointerApplyFunction& fn,
+             const std::string& name_prefix = std::string()) const;
 
   // --- state ----------------------------------------------------------------------------------
   // Sets training mode on this module and its descendants (Dropout, BatchNorm depend on it).
@@ -131,23 +175,33 @@ class KILN_API Module : public std::enable_shared_from_this<Module> {
     return dynamic_cast<const typename detail::contained_of<T>::type*>(this);
   }
 
-  // Prints this module's own line: "Linear(in_features=2, out_features=3, bias=true)". The
-  // default prints the name, with "()" when the module has no children.
+  // This module's dynamic type is T (an implementation or a holder type).
+  template <class T>
+  bool is() const noexcept {
+    return as<T>() != nullptr;
+  }
+
+  // Prints this module's own line: "kiln::nn::Linear(in_features=2, out_features=3, bias=true)".
+  // The default prints name().
   virtual void pretty_print(std::ostream& stream) const;
 
  private:
   void add_child(std::string name, std::shared_ptr<Module> module);
   void replace_child(const std::string& name, std::shared_ptr<Module> module);
   void check_new_name(const std::string& name, const char* what) const;
+  std::shared_ptr<Module> shared_self(const char* what) const;
   void move_tensors(std::optional<Device> device, std::optional<ScalarType> dtype);
   void print_tree(std::ostream& out, int indent) const;
   friend KILN_API std::ostream& operator<<(std::ostream& out, const Module& module);
 
   mutable std::string name_;
   bool training_ = true;
-  std::deque<std::pair<std::string, Tensor>> parameters_;
-  std::deque<std::pair<std::string, Tensor>> buffers_;
+  OrderedDict<std::string, Tensor> buffers_{"Buffer"};
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+
+ protected:
+  // The registered parameters, for ParameterDict and ParameterList (as libtorch's).
+  OrderedDict<std::string, Tensor> parameters_{"Parameter"};
 };
 
 // The module tree as PyTorch prints it:
@@ -183,7 +237,8 @@ class ModuleHolder {
   Contained* operator->() const { return get(); }
   Contained& operator*() const { return *get(); }
   Contained* get() const {
-    if (impl_ == nullptr) throw Error("Accessing an empty ModuleHolder (made from nullptr)");
+    KILN_CHECK(impl_ != nullptr, "Accessing empty ModuleHolder (a holder made from nullptr ",
+               "holds no module; assign one first)");
     return impl_.get();
   }
   const std::shared_ptr<Contained>& ptr() const { return impl_; }

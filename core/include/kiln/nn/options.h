@@ -53,12 +53,13 @@ class ExpandingArray {
   std::array<int64_t, D> values_;
 };
 
-// Prints as a Python tuple, as PyTorch's reprs: (3, 3).
+// Prints as libtorch's: [3, 3], and a single value alone (3).
 template <size_t D>
 std::ostream& operator<<(std::ostream& out, const ExpandingArray<D>& a) {
-  out << '(';
+  if (D == 1) return out << a[0];
+  out << '[';
   for (size_t i = 0; i < D; ++i) out << (i ? ", " : "") << a[i];
-  return out << (D == 1 ? ",)" : ")");
+  return out << ']';
 }
 
 // How a loss reduces its elementwise values: kept (None), averaged (Mean) or summed (Sum).

@@ -78,13 +78,15 @@ class KILN_API AdamOptionsBase : public OptimizerCloneableOptions<Derived> {
 class KILN_API AdamOptions : public AdamOptionsBase<AdamOptions> {
  public:
   // lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight_decay 0, amsgrad false: PyTorch's defaults.
-  explicit AdamOptions(double lr = 1e-3) : AdamOptionsBase(lr, 0.0) {}
+  // Implicit from the lr, as libtorch's: Adam(params, 0.1).
+  AdamOptions(double lr = 1e-3) : AdamOptionsBase(lr, 0.0) {}  // NOLINT: as libtorch
 };
 
 class KILN_API AdamWOptions : public AdamOptionsBase<AdamWOptions> {
  public:
-  // As AdamOptions but weight_decay 1e-2 (decoupled), PyTorch's AdamW defaults.
-  explicit AdamWOptions(double lr = 1e-3) : AdamOptionsBase(lr, 1e-2) {}
+  // As AdamOptions but weight_decay 1e-2 (decoupled), PyTorch's AdamW defaults. Implicit from
+  // the lr, as libtorch's.
+  AdamWOptions(double lr = 1e-3) : AdamOptionsBase(lr, 1e-2) {}  // NOLINT: as libtorch
 };
 
 extern template class AdamOptionsBase<AdamOptions>;

@@ -7,8 +7,11 @@
 //     scheduler.step();
 //   }
 //
-// Constructing a scheduler records each group's current lr as its base lr and takes PyTorch's
-// initial step (epoch 0, rates unchanged). step() advances one epoch and writes each group's lr.
+// Constructing a scheduler takes each group's initial lr (PyTorch's group["initial_lr"]: the lr
+// when the group's first scheduler was made, recorded then) as its base lr and takes PyTorch's
+// initial step (epoch 0). step() advances one epoch and writes each group's lr. More schedulers
+// (LinearLR, OneCycleLR, CosineAnnealingWarmRestarts, ReduceLROnPlateau, SequentialLR) are in
+// kiln/optim/schedulers.h.
 //
 // Resuming, in PyTorch's order: build the optimizer and the scheduler as before, then
 //
@@ -37,6 +40,8 @@ struct LRSchedulerStateDict {
   std::vector<double> base_lrs;
   std::vector<double> last_lr;
   std::map<std::string, double> options;
+  // SequentialLR: the state of each of its schedulers.
+  std::vector<LRSchedulerStateDict> schedulers;
 };
 
 class KILN_API LRScheduler {
@@ -47,19 +52,31 @@ class KILN_API LRScheduler {
   LRScheduler& operator=(const LRScheduler&) = delete;
 
   // Advances one epoch and sets every group's lr to the schedule's value.
-  void step();
+  virtual void step();
   // The lr of each group set by the last step (or the construction).
   const std::vector<double>& get_last_lr() const { return last_lr_; }
   // Epochs stepped so far (0 right after construction).
   int64_t last_epoch() const { return last_epoch_; }
 
   // The scheduler's state; the optimizer's lrs are in the optimizer's own state_dict().
-  LRSchedulerStateDict state_dict() const;
+  virtual LRSchedulerStateDict state_dict() const;
   // Restores a state_dict() of a scheduler of the same kind over as many groups; throws
   // ValueError (naming what differs) otherwise, leaving this scheduler unchanged.
-  void load_state_dict(const LRSchedulerStateDict& state_dict);
+  virtual void load_state_dict(const LRSchedulerStateDict& state_dict);
 
  protected:
+  friend class SequentialLR;
+
+  // PyTorch's deprecated step(epoch), which SequentialLR uses to restart a scheduler at epoch 0:
+  // sets the epoch and the rates of closed_form_lrs().
+  virtual void step_to(int64_t epoch);
+  // The rates at last_epoch() from the base rates alone (PyTorch's _get_closed_form_lr);
+  // get_lrs() for a schedule without one.
+  virtual std::vector<double> closed_form_lrs() { return get_lrs(); }
+  // Sets every group's lr and the last rates.
+  void apply_lrs(std::vector<double> lrs);
+  void set_last_epoch(int64_t epoch) { last_epoch_ = epoch; }
+  void count_step() { ++step_count_; }
   // The lr of each group for last_epoch() (already advanced), from the groups' current lrs.
   virtual std::vector<double> get_lrs() = 0;
   // Each group's current lr.
@@ -89,6 +106,7 @@ class KILN_API StepLR : public LRScheduler {
 
  protected:
   std::vector<double> get_lrs() override;
+  std::vector<double> closed_form_lrs() override;
   std::map<std::string, double> options() const override;
   void check_options(const std::map<std::string, double>& options) const override;
   void set_options(const std::map<std::string, double>& options) override;
@@ -107,6 +125,7 @@ class KILN_API CosineAnnealingLR : public LRScheduler {
 
  protected:
   std::vector<double> get_lrs() override;
+  std::vector<double> closed_form_lrs() override;
   std::map<std::string, double> options() const override;
   void check_options(const std::map<std::string, double>& options) const override;
   void set_options(const std::map<std::string, double>& options) override;

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -74,6 +75,10 @@ class KILN_API OptimizerParamState {
   virtual void set_tensor(const std::string& name, const Tensor& value) = 0;
   // Throws naming the first tensor that step() needs and this state lacks.
   virtual void validate() const {}
+  // Whether the state tensor `name` has its parameter's shape (checked, and converted to the
+  // parameter's dtype, by load_state_dict); true for all but "step" unless overridden (L-BFGS
+  // keeps flat tensors).
+  virtual bool shaped_like_param(const std::string& name) const { return name != "step"; }
 };
 
 // Parameters sharing one set of options.
@@ -98,10 +103,15 @@ class KILN_API OptimizerParamGroup {
   // The group's parameters (handles: the tensors the optimizer updates in place).
   std::vector<Tensor>& params() { return params_; }
   const std::vector<Tensor>& params() const { return params_; }
+  // PyTorch's group["initial_lr"]: the lr when the first LR scheduler over the group was made
+  // (the base lr of every scheduler made after it); unset before.
+  const std::optional<double>& initial_lr() const { return initial_lr_; }
+  void set_initial_lr(double lr) { initial_lr_ = lr; }
 
  private:
   std::vector<Tensor> params_;
   std::unique_ptr<OptimizerOptions> options_;
+  std::optional<double> initial_lr_;
 };
 
 // A snapshot of an optimizer's state, shaped like PyTorch's optimizer.state_dict().
@@ -131,8 +141,8 @@ class KILN_API Optimizer {
   Optimizer& operator=(Optimizer&&) noexcept;
 
   // One update of every parameter with a gradient. With a closure, calls it first (grad mode
-  // on) and returns its loss; otherwise returns an undefined tensor.
-  Tensor step(const LossClosure& closure = nullptr);
+  // on) and returns its loss; otherwise returns an undefined tensor. (L-BFGS overrides it.)
+  virtual Tensor step(const LossClosure& closure = nullptr);
   // Adds a group (it takes the defaults when it has no options). Throws for an empty group, an
   // undefined or non-leaf tensor, or a parameter already in a group.
   void add_param_group(const OptimizerParamGroup& param_group);

@@ -16,8 +16,8 @@ namespace kiln::optim {
 
 class KILN_API SGDOptions : public OptimizerCloneableOptions<SGDOptions> {
  public:
-  // No default learning rate, as PyTorch's SGD.
-  explicit SGDOptions(double lr) : lr_(lr) {}
+  // No default learning rate, as PyTorch's SGD. Implicit, as libtorch's: SGD(params, 0.1).
+  SGDOptions(double lr) : lr_(lr) {}  // NOLINT: as libtorch
 
   // Each option has a setter that returns *this for chaining and a getter of the same name,
   // as libtorch's options; the meaning of each is in the formula above.

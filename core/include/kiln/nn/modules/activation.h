@@ -28,6 +28,7 @@ class KILN_API SigmoidImpl : public Module {
  public:
   // sigmoid(input).
   Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
 };
 KILN_MODULE(Sigmoid);
 
@@ -36,6 +37,7 @@ class KILN_API TanhImpl : public Module {
  public:
   // tanh(input).
   Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
 };
 KILN_MODULE(Tanh);
 

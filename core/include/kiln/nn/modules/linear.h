@@ -58,6 +58,7 @@ class KILN_API IdentityImpl : public Module {
  public:
   // input.
   Tensor forward(const Tensor& input) { return input; }
+  void pretty_print(std::ostream& stream) const override;
 };
 KILN_MODULE(Identity);
 

@@ -15,6 +15,7 @@ class KILN_API MSELossImpl : public Module {
   explicit MSELossImpl(const MSELossOptions& options = {}) : options(options) {}
   // mse_loss(input, target, reduction).
   Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
   MSELossOptions options;
 };
 KILN_MODULE(MSELoss);
@@ -24,6 +25,7 @@ class KILN_API CrossEntropyLossImpl : public Module {
   explicit CrossEntropyLossImpl(const CrossEntropyLossOptions& options = {});
   // cross_entropy(input, target, weight, ignore_index, reduction).
   Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
   CrossEntropyLossOptions options;
   Tensor weight;
 };
@@ -34,6 +36,7 @@ class KILN_API NLLLossImpl : public Module {
   explicit NLLLossImpl(const NLLLossOptions& options = {});
   // nll_loss(input, target, weight, ignore_index, reduction).
   Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
   NLLLossOptions options;
   Tensor weight;
 };
@@ -44,6 +47,7 @@ class KILN_API BCELossImpl : public Module {
   explicit BCELossImpl(const BCELossOptions& options = {});
   // binary_cross_entropy(input, target, weight, reduction).
   Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
   BCELossOptions options;
   Tensor weight;
 };
@@ -54,6 +58,7 @@ class KILN_API BCEWithLogitsLossImpl : public Module {
   explicit BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options = {});
   // binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weight).
   Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
   BCEWithLogitsLossOptions options;
   Tensor weight, pos_weight;
 };

@@ -1,0 +1,161 @@
+// AnyValue and AnyModule, as libtorch's: a value of any type, and a module with a forward() of
+// any signature behind one call, `forward(args...)`. Sequential keeps its modules as AnyModules,
+// so that a chain of modules whose forward()s take and return other types than Tensor works:
+//
+//   struct M : kiln::nn::Module { int forward(int x) { return x + 1; } };
+//   kiln::nn::Sequential seq(M{}, M{});
+//   seq->forward<int>(1);   // 3
+//
+// A module's forward must not be overloaded or a template (its signature is read from
+// &M::forward), and must return a value.
+#pragma once
+
+#include <kiln/nn/module.h>
+
+#include <any>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+namespace kiln::nn {
+
+// A value of any copyable type, with checked access.
+class AnyValue {
+ public:
+  template <class T>
+    requires(!std::is_same_v<std::decay_t<T>, AnyValue>)
+  explicit AnyValue(T&& value) : value_(std::decay_t<T>(std::forward<T>(value))) {}
+
+  // The value if it is a T, else null.
+  template <class T>
+  T* try_get() noexcept {
+    return std::any_cast<T>(&value_);
+  }
+  // The value as a T; throws TypeError naming both types when it is not one.
+  template <class T>
+  T& get() {
+    T* value = try_get<T>();
+    KILN_CHECK_TYPE(value != nullptr, "Attempted to cast AnyValue to ",
+                    detail::type_name(typeid(T)), ", but its actual type is ",
+                    detail::type_name(type_info()));
+    return *value;
+  }
+  const std::type_info& type_info() const noexcept { return value_.type(); }
+
+ private:
+  std::any value_;
+};
+
+// A module and its forward(), called through AnyValues.
+class AnyModule {
+ public:
+  // An empty AnyModule (is_empty()); calling it throws.
+  AnyModule() = default;
+  // Holds a module: a shared pointer, a holder (Linear), or a module value (copied).
+  template <class M>
+    requires std::is_base_of_v<Module, M>
+  explicit AnyModule(std::shared_ptr<M> module) : module_(module), forward_(make_forward(module)) {
+    KILN_CHECK_VALUE(module != nullptr, "AnyModule: cannot hold a null module");
+  }
+  template <class M>
+  explicit AnyModule(const ModuleHolder<M>& holder) : AnyModule(holder.ptr()) {}
+  template <class M>
+    requires(std::is_base_of_v<Module, std::decay_t<M>>)
+  explicit AnyModule(M&& module)
+      : AnyModule(std::make_shared<std::decay_t<M>>(std::forward<M>(module))) {}
+
+  // Calls the module's forward with these arguments and returns its result as ReturnType;
+  // throws TypeError when an argument or the result has another type, ValueError for a wrong
+  // number of arguments.
+  template <class ReturnType = Tensor, class... Args>
+  ReturnType forward(Args&&... args) {
+    std::vector<AnyValue> values;
+    values.reserve(sizeof...(Args));
+    (values.emplace_back(std::forward<Args>(args)), ...);
+    AnyValue result = any_forward(std::move(values));
+    ReturnType* value = result.try_get<ReturnType>();
+    KILN_CHECK_TYPE(value != nullptr, "The type of the return value is ",
+                    detail::type_name(result.type_info()), ", but you asked for type ",
+                    detail::type_name(typeid(ReturnType)));
+    return std::move(*value);
+  }
+  // forward() on type-erased arguments.
+  AnyValue any_forward(std::vector<AnyValue> args) const {
+    KILN_CHECK(!is_empty(), "Cannot call forward() on an empty AnyModule");
+    return forward_(std::move(args));
+  }
+
+  // The module as T (an implementation or holder type); throws TypeError when it is not one.
+  template <class T>
+  typename nn::detail::contained_of<T>::type& get() const {
+    auto* module = ptr()->template as<T>();
+    KILN_CHECK_TYPE(module != nullptr, "Attempted to cast module of type ",
+                    detail::type_name(typeid(*ptr())), " to type ",
+                    detail::type_name(typeid(typename nn::detail::contained_of<T>::type)));
+    return *module;
+  }
+  // The module (as T: null when it is not one).
+  const std::shared_ptr<Module>& ptr() const {
+    KILN_CHECK(!is_empty(), "Cannot access the module of an empty AnyModule");
+    return module_;
+  }
+  template <class T>
+  std::shared_ptr<typename nn::detail::contained_of<T>::type> ptr() const {
+    return std::dynamic_pointer_cast<typename nn::detail::contained_of<T>::type>(ptr());
+  }
+  bool is_empty() const noexcept { return module_ == nullptr; }
+  const std::type_info& type_info() const { return typeid(*ptr()); }
+
+ private:
+  using Forward = std::function<AnyValue(std::vector<AnyValue>)>;
+
+  template <class M>
+  static Forward make_forward(const std::shared_ptr<M>& module) {
+    return bind_forward(module.get(), &M::forward);
+  }
+  template <class M, class Class, class R, class... Params>
+  static Forward bind_forward(M* module, R (Class::*forward)(Params...)) {
+    return bind_call<R, Params...>([module, forward](auto&&... args) -> R {
+      return (module->*forward)(std::forward<decltype(args)>(args)...);
+    });
+  }
+  template <class M, class Class, class R, class... Params>
+  static Forward bind_forward(M* module, R (Class::*forward)(Params...) const) {
+    return bind_call<R, Params...>([module, forward](auto&&... args) -> R {
+      return (module->*forward)(std::forward<decltype(args)>(args)...);
+    });
+  }
+  template <class R, class... Params, class Call>
+  static Forward bind_call(Call call) {
+    static_assert(!std::is_void_v<R>, "AnyModule: a module's forward() must return a value");
+    return [call](std::vector<AnyValue> args) -> AnyValue {
+      KILN_CHECK_VALUE(args.size() == sizeof...(Params), "forward() expects ", sizeof...(Params),
+                       " argument(s), but received ", args.size());
+      return invoke<R, Params...>(call, args, std::index_sequence_for<Params...>{});
+    };
+  }
+  template <class R, class... Params, class Call, size_t... I>
+  static AnyValue invoke(const Call& call, std::vector<AnyValue>& args,
+                         std::index_sequence<I...>) {
+    (void)args;  // unused when forward() takes no argument
+    return AnyValue(call(static_cast<Params&&>(argument<std::decay_t<Params>>(args[I], I))...));
+  }
+  template <class T>
+  static T& argument(AnyValue& value, size_t index) {
+    T* arg = value.try_get<T>();
+    KILN_CHECK_TYPE(arg != nullptr, "Expected argument #", index, " to be of type ",
+                    detail::type_name(typeid(T)), ", but received value of type ",
+                    detail::type_name(value.type_info()));
+    return *arg;
+  }
+
+  std::shared_ptr<Module> module_;
+  Forward forward_;
+};
+
+}  // namespace kiln::nn
