@@ -117,6 +117,7 @@ void register_reduce_cases();
 void register_linalg_cases();
 void register_conv_cases();
 void register_norm_cases();
+void register_pool_cases();
 void register_shape_cases();
 void register_copy_cases();
 void register_random_cases();

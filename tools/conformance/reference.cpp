@@ -57,6 +57,7 @@ const std::vector<Case>& all_cases() {
     register_linalg_cases();
     register_conv_cases();
     register_norm_cases();
+    register_pool_cases();
     register_shape_cases();
     register_copy_cases();
     register_random_cases();
