@@ -115,8 +115,51 @@ def pool_cases():
         record(name, {"x": x}, unpool(x, idx, k, s, p, size))
 
 
+def norm_cases():
+    def stats(case, c):
+        rm, rv = torch.rand(c) - 0.5, torch.rand(c) + 0.5
+        put(case, "rm", rm)
+        put(case, "rv", rv)
+        return rm, rv
+
+    x, w, b = leaf(4, 3, 5), leaf(3), leaf(3)
+    rm, rv = stats("batch_norm_3d_train", 3)
+    record("batch_norm_3d_train", {"x": x, "w": w, "b": b},
+           F.batch_norm(x, rm, rv, w, b, True, 0.2, 1e-5))
+    put("batch_norm_3d_train", "rm_after", rm)
+    put("batch_norm_3d_train", "rv_after", rv)
+    x, w, b = leaf(2, 3, 2, 3, 2), leaf(3), leaf(3)
+    rm, rv = stats("batch_norm_5d_eval", 3)
+    record("batch_norm_5d_eval", {"x": x, "w": w, "b": b},
+           F.batch_norm(x, rm, rv, w, b, False, 0.1, 1e-3))
+    x, w, b = leaf(2, 3, 4, 5), leaf(3), leaf(3)
+    rm, rv = stats("instance_norm", 3)
+    record("instance_norm", {"x": x, "w": w, "b": b},
+           F.instance_norm(x, rm, rv, w, b, True, 0.3, 1e-5))
+    put("instance_norm", "rm_after", rm)
+    put("instance_norm", "rv_after", rv)
+    x = leaf(2, 3, 6)
+    rm, rv = stats("instance_norm_eval", 3)
+    record("instance_norm_eval", {"x": x}, F.instance_norm(x, rm, rv, use_input_stats=False))
+    x = leaf(3, 4, 3, 2, 2)
+    record("instance_norm_3d", {"x": x}, F.instance_norm(x))
+    x, w, b = leaf(2, 6, 3, 4), leaf(6), leaf(6)
+    record("group_norm", {"x": x, "w": w, "b": b}, F.group_norm(x, 3, w, b, 1e-5))
+    x = leaf(3, 4, 5)
+    record("group_norm_noaffine", {"x": x}, F.group_norm(x, 2, eps=1e-3))
+    x = leaf(2, 5, 7)
+    record("local_response_norm_3d", {"x": x}, F.local_response_norm(x, 3))
+    x = leaf(2, 6, 3, 4)
+    record("local_response_norm_4d", {"x": x}, F.local_response_norm(x, 4, 0.01, 0.6, 2.0))
+    x = leaf(3, 4, 5)
+    record("normalize", {"x": x}, F.normalize(x))
+    x = leaf(3, 4, 5)
+    record("normalize_p1", {"x": x}, F.normalize(x, 1.0, -1, 1e-3))
+
+
 def main():
     pool_cases()
+    norm_cases()
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layers_cases.txt")
     with open(path, "w") as f:
         f.write("# PyTorch %s; written by make_layers_golden.py\n" % torch.__version__)

@@ -66,10 +66,14 @@ Args norm_inputs(std::vector<int64_t> sizes, ScalarType d, uint64_t seed) {
               sample({c}, d, -1, 1, seed + 2)};
 }
 
+// F::batch_norm's positional form (it also has an options form).
+using BatchNormFn = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                               const Tensor&, bool, double, double);
+
 Outputs forward(const Args& a, bool relu) {
   TensorOptions f32 = TensorOptions().device(a.t(0).device());
   Tensor running_mean = zeros({a.t(0).size(1)}, f32), running_var = ones({a.t(0).size(1)}, f32);
-  auto call = relu ? F::batch_norm_relu : F::batch_norm;
+  BatchNormFn call = relu ? F::batch_norm_relu : BatchNormFn(F::batch_norm);
   Tensor out =
       call(a.t(0), running_mean, running_var, a.t(1), a.t(2), /*training=*/true, 0.1, kEps);
   return Outputs{out, running_mean, running_var};
@@ -110,7 +114,7 @@ Outputs backward(const Args& a, bool relu) {
   Tensor x = a.t(0).detach().requires_grad_();
   Tensor w = a.t(1).detach().requires_grad_();
   Tensor b = a.t(2).detach().requires_grad_();
-  auto call = relu ? F::batch_norm_relu : F::batch_norm;
+  BatchNormFn call = relu ? F::batch_norm_relu : BatchNormFn(F::batch_norm);
   Tensor out = call(x, Tensor(), Tensor(), w, b, /*training=*/true, 0.1, kEps);
   std::vector<Tensor> grads = autograd::grad({out}, {x, w, b}, {a.t(3)});
   return Outputs{grads[0], grads[1], grads[2]};
