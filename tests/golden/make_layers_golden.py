@@ -157,9 +157,42 @@ def norm_cases():
     record("normalize_p1", {"x": x}, F.normalize(x, 1.0, -1, 1e-3))
 
 
+def conv_cases():
+    x, w, b = leaf(2, 4, 9), leaf(6, 2, 3), leaf(6)
+    record("conv1d", {"x": x, "w": w, "b": b}, F.conv1d(x, w, b, 2, 1, 2, 2))
+    x, w = leaf(2, 3, 8), leaf(4, 3, 4)
+    record("conv1d_same", {"x": x, "w": w}, F.conv1d(x, w, padding="same", dilation=1))
+    for mode in ["reflect", "replicate", "circular"]:
+        x, w, b = leaf(2, 3, 7), leaf(2, 3, 3), leaf(2)
+        record("conv1d_" + mode, {"x": x, "w": w, "b": b},
+               F.conv1d(F.pad(x, (2, 2), mode=mode), w, b))
+    x, w, b = leaf(1, 2, 6, 5), leaf(3, 2, 3, 2), leaf(3)
+    record("conv2d_reflect_same", {"x": x, "w": w, "b": b},
+           F.conv2d(F.pad(x, (0, 1, 1, 1), mode="reflect"), w, b))
+    x, w, b = leaf(2, 4, 5, 6, 5), leaf(6, 2, 3, 2, 3), leaf(6)
+    record("conv3d", {"x": x, "w": w, "b": b},
+           F.conv3d(x, w, b, (2, 1, 2), (1, 0, 1), (1, 2, 1), 2))
+    x, w = leaf(1, 2, 4, 5, 4), leaf(3, 2, 2, 3, 3)
+    record("conv3d_same", {"x": x, "w": w}, F.conv3d(x, w, padding="same"))
+    x, w, b = leaf(2, 4, 5), leaf(4, 3, 3), leaf(6)
+    record("conv_transpose1d", {"x": x, "w": w, "b": b},
+           F.conv_transpose1d(x, w, b, 2, 1, 1, 2, 2))
+    x, w, b = leaf(2, 3, 4, 5), leaf(3, 2, 3, 2), leaf(2)
+    record("conv_transpose2d", {"x": x, "w": w, "b": b},
+           F.conv_transpose2d(x, w, b, (2, 3), (1, 0), (1, 2), 1, (1, 2)))
+    x, w, b = leaf(1, 4, 3, 4, 3), leaf(4, 1, 3, 2, 2), leaf(2)
+    record("conv_transpose3d", {"x": x, "w": w, "b": b},
+           F.conv_transpose3d(x, w, b, (2, 1, 2), (1, 0, 1), (1, 0, 0), 2, 1))
+    x = leaf(2, 3, 6, 5)
+    record("unfold", {"x": x}, F.unfold(x, (2, 3), (1, 2), (1, 0), (2, 1)))
+    x = leaf(2, 12, 12)
+    record("fold", {"x": x}, F.fold(x, (5, 6), (2, 3), 1, (1, 0), (2, 1)))
+
+
 def main():
     pool_cases()
     norm_cases()
+    conv_cases()
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layers_cases.txt")
     with open(path, "w") as f:
         f.write("# PyTorch %s; written by make_layers_golden.py\n" % torch.__version__)
