@@ -150,6 +150,17 @@ BOOST_AUTO_TEST_CASE(pooling_keeps_the_input_dtype) {
   }
 }
 
+// Under autocast, pooling runs in its input's dtype, as PyTorch's.
+BOOST_AUTO_TEST_CASE(pooling_under_autocast_keeps_the_input_dtype) {
+  kiln::amp::autocast region(kiln::kCPU);
+  for (kiln::ScalarType dtype : {kiln::kFloat, kiln::kBFloat16}) {
+    Tensor x = kiln::randn({2, 3, 6, 6}).to(dtype);
+    BOOST_TEST(kiln::avg_pool2d(x, 2).dtype() == dtype);
+    BOOST_TEST(kiln::adaptive_avg_pool2d(x, 1).dtype() == dtype);
+    BOOST_TEST(kiln::max_pool2d(x, 3, 2, 1).dtype() == dtype);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(reprs_as_libtorch) {
   auto repr = [](const auto& module) {
     std::ostringstream s;

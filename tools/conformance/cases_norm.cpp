@@ -7,6 +7,7 @@
 // and the gradients of out (with g' = g, or g where out > 0 after the relu):
 //   grad_b = sum(g'), grad_w = sum(g' * xhat), grad_x = w / sqrt(var + eps) *
 //   (g' - grad_b / M - xhat * grad_w / M).
+// Also the normalization composites (group, instance, local response, normalize).
 #include "conformance.h"
 
 #include <kiln/nn.h>
@@ -140,9 +141,29 @@ Outputs backward_reference(const Args& a, bool relu) {
                  values({n.channels}, gb, kDouble)};
 }
 
+// The composites of nn/functional_norm.cpp (test_nn checks each against PyTorch's goldens).
+void register_composites() {
+  add_composite_case("group_norm", {{2, 6, 3, 4}, {6}, {6}}, [](const Args& a) {
+    return Outputs{F::group_norm(a.t(0), F::GroupNormFuncOptions(3).weight(a.t(1)).bias(a.t(2)))};
+  });
+  add_composite_case("instance_norm", {{2, 3, 4, 5}, {3}, {3}}, [](const Args& a) {
+    return Outputs{
+        F::instance_norm(a.t(0), F::InstanceNormFuncOptions().weight(a.t(1)).bias(a.t(2)))};
+  });
+  add_composite_case("local_response_norm", {{2, 6, 3, 4}}, [](const Args& a) {
+    return Outputs{
+        F::local_response_norm(a.t(0),
+                               F::LocalResponseNormFuncOptions(4).alpha(0.5).beta(0.6).k(2.0))};
+  });
+  add_composite_case("normalize", {{3, 4, 5}}, [](const Args& a) {
+    return Outputs{F::normalize(a.t(0), F::NormalizeFuncOptions().p(3).dim(-1))};
+  });
+}
+
 }  // namespace
 
 void register_norm_cases() {
+  register_composites();
   struct Shape {
     const char* suffix;
     std::vector<int64_t> sizes;

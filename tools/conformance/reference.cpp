@@ -303,4 +303,24 @@ ReferenceFn ref_float64(RunFn run, std::vector<size_t> data) {
   };
 }
 
+void add_composite_case(const std::string& name, std::vector<std::vector<int64_t>> sizes, RunFn run,
+                        double lo, double hi) {
+  std::vector<size_t> all;
+  for (size_t i = 0; i < sizes.size(); ++i) all.push_back(i);
+  add_case({.name = name,
+            .op = name,
+            .gradient = true,
+            .dtypes = {kiln::kFloat, kiln::kDouble},
+            .inputs =
+                [sizes, lo, hi](ScalarType d) {
+                  Args a;
+                  uint64_t seed = 120;
+                  for (const auto& s : sizes) a.tensors.push_back(sample(s, d, lo, hi, seed++));
+                  return a;
+                },
+            .run = run,
+            .reference = ref_float64(run, all),
+            .tolerance_scale = 4});
+}
+
 }  // namespace conformance

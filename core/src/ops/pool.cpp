@@ -9,9 +9,14 @@
 // goes to the element it picked (the first maximum, as PyTorch's pooling), so every pooling
 // differentiates, twice too, on every device, with no kernel of its own. The map costs
 // outputs * taps host integers per call.
+//
+// Note [Pooling dtype]: pooling runs in its input's dtype, also under autocast, as PyTorch's
+// (its sums would otherwise follow the sum's float32 policy): each composite excludes the
+// Autocast layer.
 #include "pool.h"
 
 #include <kiln/autograd.h>
+#include <kiln/dispatch.h>
 #include <kiln/ops.h>
 
 #include <limits>
@@ -256,6 +261,7 @@ DimVector expand_pool_arg(const char* op, const char* what, IntArrayRef v, int64
 
 std::tuple<Tensor, Tensor> max_pool_nd(const char* op, const Tensor& input, int64_t dims,
                                        const Sweep& sweep) {
+  ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);  // See Note [Pooling dtype]
   Tensor x = batched(op, input, dims);
   WindowMap m = window_map(op, sweep_axes(op, x, sweep, false));
   return max_of_windows(input, x, m, dims);
@@ -263,6 +269,7 @@ std::tuple<Tensor, Tensor> max_pool_nd(const char* op, const Tensor& input, int6
 
 Tensor avg_pool_nd(const char* op, const Tensor& input, int64_t dims, const Sweep& sweep,
                    bool count_include_pad, std::optional<int64_t> divisor_override) {
+  ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);  // See Note [Pooling dtype]
   Tensor x = batched(op, input, dims);
   KILN_CHECK_VALUE(!divisor_override || *divisor_override != 0, op, ": divisor must be not ",
                    "zero");
@@ -273,6 +280,7 @@ Tensor avg_pool_nd(const char* op, const Tensor& input, int64_t dims, const Swee
 std::tuple<Tensor, Tensor> adaptive_max_pool_nd(
     const char* op, const Tensor& input, int64_t dims,
     const std::vector<std::optional<int64_t>>& output_size) {
+  ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);  // See Note [Pooling dtype]
   Tensor x = batched(op, input, dims);
   WindowMap m = window_map(op, adaptive_axes(op, x, output_size));
   return max_of_windows(input, x, m, dims);
@@ -280,6 +288,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool_nd(
 
 Tensor adaptive_avg_pool_nd(const char* op, const Tensor& input, int64_t dims,
                             const std::vector<std::optional<int64_t>>& output_size) {
+  ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);  // See Note [Pooling dtype]
   Tensor x = batched(op, input, dims);
   WindowMap m = window_map(op, adaptive_axes(op, x, output_size));
   return mean_of_windows(input, x, m, dims, std::nullopt);
@@ -291,6 +300,7 @@ Tensor adaptive_avg_pool_nd(const char* op, const Tensor& input, int64_t dims,
 // at its index, as PyTorch's.
 Tensor max_unpool_nd(const char* op, const Tensor& input, const Tensor& indices, int64_t dims,
                      const Sweep& sweep, IntArrayRef output_size) {
+  ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);  // See Note [Pooling dtype]
   Tensor x = batched(op, input, dims);
   KILN_CHECK_TYPE(indices.dtype() == kLong, op, ": expected indices of dtype int64, but got ",
                   dtype_name(indices.dtype()));
