@@ -129,6 +129,15 @@ BOOST_AUTO_TEST_CASE(transposed_convolutions_match_pytorch) {
   check_close(conv(x), golden("conv_transpose2d", "out"), 1e-5, 1e-5, "ConvTranspose2d");
   check_close(conv(x[0]), golden("conv_transpose2d", "out")[0], 1e-5, 1e-5, "unbatched");
   BOOST_TEST(conv->weight.sizes().equals({3, 2, 3, 2}));
+  // output_size picks output_padding, as libtorch's
+  nn::ConvTranspose2d plain(
+      nn::ConvTranspose2dOptions(3, 2, {3, 2}).stride({2, 3}).padding({1, 0}).dilation({1, 2}));
+  load(plain, "conv_transpose2d");
+  check_close(plain->forward(x, std::vector<int64_t>{8, 17}), golden("conv_transpose2d", "out"),
+              1e-5, 1e-5, "ConvTranspose2d with output_size");
+  CHECK_ERROR(kiln::ValueError, plain->forward(x, std::vector<int64_t>{2, 2, 9, 16}),
+              "ConvTranspose2d: requested an output size of [2, 2, 9, 16], but valid sizes of "
+              "dimension 0 range from 7 to 8");
   BOOST_TEST(repr(*conv) ==
              "kiln::nn::ConvTranspose2d(3, 2, kernel_size=[3, 2], stride=[2, 3], padding=[1, 0], "
              "dilation=[1, 2], output_padding=[1, 2])");

@@ -70,12 +70,47 @@ Tensor pad_for_mode(const char* kind, const Tensor& input, const Tensor& weight,
   DimVector before(padding), after(padding);
   if (same) {
     for (size_t d = 0; d < dims; ++d) {
-      const int64_t total = dilation[d] * (weight.size(static_cast<int64_t>(d) + 2) - 1);
+      int64_t total = 0;
+      KILN_CHECK_VALUE(!__builtin_mul_overflow(dilation[d],
+                                               weight.size(static_cast<int64_t>(d) + 2) - 1,
+                                               &total),
+                       kind, ": padding='same' for weight of size ", weight.sizes(),
+                       " and dilation ", dilation, " overflows int64");
       before[d] = total / 2;
       after[d] = total - before[d];
     }
   }
   return pad_with_mode(kind, input, before, after, mode);
+}
+
+std::vector<int64_t> output_padding_for(const char* kind, const Tensor& input,
+                                        IntArrayRef output_size, IntArrayRef stride,
+                                        IntArrayRef padding, IntArrayRef kernel,
+                                        IntArrayRef dilation) {
+  const size_t dims = stride.size();
+  KILN_CHECK_VALUE(output_size.size() == dims || output_size.size() == dims + 2, kind,
+                   ": output_size must have ", dims, " or ", dims + 2, " elements (got ",
+                   output_size, ")");
+  KILN_CHECK_VALUE(input.dim() >= static_cast<int64_t>(dims), kind, ": input of size ",
+                   input.sizes(), " has fewer than ", dims, " dimensions");
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < dims; ++d) {
+    const int64_t in = input.size(input.dim() - static_cast<int64_t>(dims - d));
+    int64_t smallest = 0, span = 0;
+    bool overflow = __builtin_mul_overflow(in - 1, stride[d], &smallest) ||
+                    __builtin_sub_overflow(smallest, 2 * padding[d], &smallest) ||
+                    __builtin_mul_overflow(dilation[d], kernel[d] - 1, &span) ||
+                    __builtin_add_overflow(smallest, span + 1, &smallest);
+    KILN_CHECK_VALUE(!overflow, kind, ": the output size for input of size ", input.sizes(),
+                     " overflows int64");
+    const int64_t want = output_size[output_size.size() - dims + d];
+    KILN_CHECK_VALUE(want >= smallest && want < smallest + stride[d], kind, ": requested an ",
+                     "output size of ", output_size, ", but valid sizes of dimension ", d,
+                     " range from ", smallest, " to ", smallest + stride[d] - 1,
+                     " (for an input of size ", input.sizes(), ")");
+    out.push_back(want - smallest);
+  }
+  return out;
 }
 
 }  // namespace detail

@@ -72,7 +72,10 @@ Tensor conv3d_from_2d(const Tensor& x, const Tensor& weight, IntArrayRef stride,
   const int64_t n = x.size(0), c = x.size(1), k = weight.size(2);
   const DimVector no_pad{0, 0};
   Tensor padded = pad_zeros(x, {padding[0]}, {padding[0]});
-  const int64_t extent = dilation[0] * (k - 1) + 1;
+  int64_t extent = 0;
+  KILN_CHECK_VALUE(!__builtin_mul_overflow(dilation[0], k - 1, &extent), "conv3d: weight of size ",
+                   weight.sizes(), " with dilation ", dilation, " overflows int64");
+  extent += 1;
   KILN_CHECK_VALUE(padded.size(2) >= extent, "conv3d: calculated padded input depth ",
                    padded.size(2), " is smaller than the dilated kernel's depth ", extent);
   const int64_t depth = (padded.size(2) - extent) / stride[0] + 1;

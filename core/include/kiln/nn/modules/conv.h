@@ -8,6 +8,7 @@
 #include <kiln/nn/functional/conv.h>
 #include <kiln/nn/module.h>
 
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -44,6 +45,12 @@ std::string padding_repr(const ConvPadding<D>& padding) {
 KILN_API Tensor pad_for_mode(const char* kind, const Tensor& input, const Tensor& weight,
                              IntArrayRef padding, bool same, IntArrayRef dilation,
                              const PaddingMode& mode);
+// The output_padding that makes a transposed convolution of input give output_size (the last
+// stride.size() sizes): each between its smallest size and that plus stride - 1.
+KILN_API std::vector<int64_t> output_padding_for(const char* kind, const Tensor& input,
+                                                 IntArrayRef output_size, IntArrayRef stride,
+                                                 IntArrayRef padding, IntArrayRef kernel,
+                                                 IntArrayRef dilation);
 }  // namespace detail
 
 // The shared part of Conv1d/2d/3d.
@@ -150,8 +157,9 @@ class ConvTransposeNdImpl : public Module {
                        padding.str(), options.dilation(), options.output_padding(),
                        options.groups(), options.bias(), options.padding_mode());
   }
-  // The transposed convolution with the module's options.
-  Tensor forward(const Tensor& input) {
+  // The transposed convolution with the module's options; output_size (D sizes, or D + 2 with
+  // batch and channels) picks the output_padding that gives it, as libtorch's.
+  Tensor forward(const Tensor& input, const std::optional<IntArrayRef>& output_size = {}) {
     functional::ConvTransposeFuncOptions<D> f;
     f.bias(bias)
         .stride(options.stride())
@@ -159,6 +167,11 @@ class ConvTransposeNdImpl : public Module {
         .output_padding(options.output_padding())
         .groups(options.groups())
         .dilation(options.dilation());
+    if (output_size) {
+      f.output_padding(detail::output_padding_for(
+          ("ConvTranspose" + std::to_string(D) + "d").c_str(), input, *output_size,
+          options.stride(), options.padding(), options.kernel_size(), options.dilation()));
+    }
     if constexpr (D == 1) return functional::conv_transpose1d(input, weight, f);
     if constexpr (D == 2) return functional::conv_transpose2d(input, weight, f);
     if constexpr (D == 3) return functional::conv_transpose3d(input, weight, f);
