@@ -185,6 +185,9 @@ BOOST_AUTO_TEST_CASE(conv_module_reprs_and_errors) {
           kiln::kCircular))) ==
       "kiln::nn::Conv3d(2, 4, kernel_size=[3, 3, 3], stride=[1, 1, 1], padding=[1, 1, 1], "
       "dilation=[2, 2, 2], groups=2, padding_mode=circular)");
+  CHECK_ERROR(
+      kiln::ValueError, nn::Conv2d(nn::Conv2dOptions(2, 2, 3).padding(kiln::kSame).stride(2)),
+      "Conv2d: padding='same' is not supported for strided convolutions (got stride=[2, 2])");
   CHECK_ERROR(kiln::ValueError, nn::Conv3d(nn::Conv3dOptions(3, 4, 3).groups(2)),
               "Conv3d: in_channels must be divisible by groups (got in_channels=3, groups=2)");
   CHECK_ERROR(kiln::ValueError,

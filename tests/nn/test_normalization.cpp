@@ -46,7 +46,7 @@ BOOST_AUTO_TEST_CASE(batch_norm_options_match_pytorch) {
 
 BOOST_AUTO_TEST_CASE(batch_norm_1d_and_3d_modules) {
   // the module in training: the functional form's numbers, and its buffers
-  nn::BatchNorm1d bn(nn::BatchNormOptions(3).momentum(0.2));
+  nn::BatchNorm1d bn(nn::BatchNorm1dOptions(3).momentum(0.2));
   {
     kiln::NoGradGuard no_grad;
     bn->weight.copy_(golden("batch_norm_3d_train", "w"));
@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(instance_norm_matches_pytorch) {
   });
   check_case("instance_norm_3d", {"x"}, [](auto& v) { return nn::InstanceNorm3d(4)(v[0]); });
   // the module: unbatched input, running statistics in training and evaluation
-  nn::InstanceNorm1d norm(nn::InstanceNormOptions(3).track_running_stats(true));
+  nn::InstanceNorm1d norm(nn::InstanceNorm1dOptions(3).track_running_stats(true));
   Tensor x = golden("instance_norm_eval", "x");
   check_close(norm(x[0]), F::instance_norm(x.narrow(0, 0, 1)).squeeze(0), 1e-6, 1e-6,
               "unbatched InstanceNorm1d");

@@ -159,6 +159,7 @@ struct WindowMap {
   int64_t outputs = 1, taps = 1, plane = 1;
   std::vector<int64_t> index;   // [outputs * taps] into the plane, `plane` for the sentinel
   std::vector<double> divisor;  // [outputs]
+  bool sentinel = false;        // whether a tap points at the sentinel
 };
 
 WindowMap window_map(const char* op, const std::vector<Axis>& axes) {
@@ -194,6 +195,7 @@ WindowMap window_map(const char* op, const std::vector<Axis>& axes) {
         pos = pos * axes[d].in + c;
       }
       m.index[static_cast<size_t>(o * m.taps + t)] = inside ? pos : m.plane;
+      m.sentinel = m.sentinel || !inside;
     }
   }
   return m;
@@ -207,9 +209,11 @@ Tensor host_long(const std::vector<int64_t>& v, Device device) {
 // x [N, C, d...] gathered into windows [N, C, outputs, taps], the sentinel `fill` outside.
 Tensor windows(const Tensor& x, const WindowMap& m, double fill) {
   const int64_t n = x.size(0), c = x.size(1);
-  Tensor planes = x.reshape({n, c, m.plane});
-  Tensor sentinel = full({n, c, 1}, fill, TensorOptions(x.dtype()).device(x.device()));
-  Tensor padded = cat({planes, sentinel}, 2);
+  Tensor padded = x.reshape({n, c, m.plane});
+  if (m.sentinel) {
+    Tensor sentinel = full({n, c, 1}, fill, TensorOptions(x.dtype()).device(x.device()));
+    padded = cat({padded, sentinel}, 2);
+  }
   return index_select(padded, 2, host_long(m.index, x.device())).view({n, c, m.outputs, m.taps});
 }
 

@@ -58,6 +58,13 @@ template <size_t D>
 class ConvNdImpl : public Module {
  public:
   explicit ConvNdImpl(const ConvOptions<D>& options) : options(options) {
+    if (std::holds_alternative<enumtype::kSame>(options.padding())) {
+      for (size_t d = 0; d < D; ++d) {
+        KILN_CHECK_VALUE(options.stride()[d] == 1, "Conv", D, "d: padding='same' is not ",
+                         "supported for strided convolutions (got stride=", options.stride().ref(),
+                         ")");
+      }
+    }
     std::tie(weight, bias) = detail::conv_parameters("Conv" + std::to_string(D) + "d",
                                                      options.in_channels(), options.out_channels(),
                                                      options.groups(), options.kernel_size(),

@@ -21,6 +21,10 @@ struct BatchNormOptions {
   KILN_ARG(bool, track_running_stats) = true;
 };
 
+using BatchNorm1dOptions = BatchNormOptions;
+using BatchNorm2dOptions = BatchNormOptions;
+using BatchNorm3dOptions = BatchNormOptions;
+
 // BatchNormOptions with InstanceNorm's defaults: no affine parameters, no running statistics.
 struct InstanceNormOptions {
   InstanceNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT
@@ -30,6 +34,10 @@ struct InstanceNormOptions {
   KILN_ARG(bool, affine) = false;
   KILN_ARG(bool, track_running_stats) = false;
 };
+
+using InstanceNorm1dOptions = InstanceNormOptions;
+using InstanceNorm2dOptions = InstanceNormOptions;
+using InstanceNorm3dOptions = InstanceNormOptions;
 
 struct LayerNormOptions {
   LayerNormOptions(std::vector<int64_t> normalized_shape)  // NOLINT
