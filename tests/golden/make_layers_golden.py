@@ -189,10 +189,25 @@ def conv_cases():
     record("fold", {"x": x}, F.fold(x, (5, 6), (2, 3), 1, (1, 0), (2, 1)))
 
 
+def tile_cases():
+    """Poolings whose windows tile the input (kiln views them instead of gathering)."""
+    x = leaf(2, 3, 7, 6)
+    record("avg_pool2d_tiles", {"x": x}, F.avg_pool2d(x, 2))
+    x = leaf(1, 2, 4, 6, 5)
+    out, idx = F.max_pool3d(x, (2, 3, 2), return_indices=True)
+    record("max_pool3d_tiles", {"x": x}, out, idx)
+    x = leaf(2, 2, 6, 8)
+    out, idx = F.adaptive_max_pool2d(x, (3, 4), return_indices=True)
+    record("adaptive_max_pool2d_tiles", {"x": x}, out, idx)
+    x = leaf(2, 2, 6, 8)
+    record("adaptive_avg_pool2d_tiles", {"x": x}, F.adaptive_avg_pool2d(x, (3, 2)))
+
+
 def main():
     pool_cases()
     norm_cases()
     conv_cases()
+    tile_cases()
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layers_cases.txt")
     with open(path, "w") as f:
         f.write("# PyTorch %s; written by make_layers_golden.py\n" % torch.__version__)

@@ -136,6 +136,20 @@ BOOST_AUTO_TEST_CASE(lp_pool_and_max_unpool_match_pytorch) {
              [](auto& v) { return nn::MaxUnpool3d(2)(v[0], v[1]); });
 }
 
+// Windows that tile the input: kiln views them instead of gathering.
+BOOST_AUTO_TEST_CASE(tiling_windows_match_pytorch) {
+  check_case("avg_pool2d_tiles", {"x"}, [](auto& v) { return kiln::avg_pool2d(v[0], 2); });
+  check_with_indices("max_pool3d_tiles", [](const Tensor& x) {
+    return F::max_pool3d_with_indices(x, F::MaxPool3dFuncOptions({2, 3, 2}));
+  });
+  check_with_indices("adaptive_max_pool2d_tiles", [](const Tensor& x) {
+    return kiln::adaptive_max_pool2d(x, {3, 4});
+  });
+  check_case("adaptive_avg_pool2d_tiles", {"x"}, [](auto& v) {
+    return kiln::adaptive_avg_pool2d(v[0], {3, 2});
+  });
+}
+
 // float32 and bfloat16 keep their dtype; the results agree with float64's.
 BOOST_AUTO_TEST_CASE(pooling_keeps_the_input_dtype) {
   Tensor x = golden("avg_pool2d", "x");

@@ -8,7 +8,8 @@
 // and a max or a sum over the taps pools them. index_select's gradient is index_add and max's
 // goes to the element it picked (the first maximum, as PyTorch's pooling), so every pooling
 // differentiates, twice too, on every device, with no kernel of its own. The map costs
-// outputs * taps host integers per call.
+// outputs * taps host integers per call. Windows that tile the input (2x2 with stride 2, an
+// adaptive pooling to a divisor of the size) are a permuted view of it instead of a gather.
 //
 // Note [Pooling dtype]: pooling runs in its input's dtype, also under autocast, as PyTorch's
 // (its sums would otherwise follow the sum's float32 policy): each composite excludes the
@@ -160,6 +161,7 @@ struct WindowMap {
   std::vector<int64_t> index;   // [outputs * taps] into the plane, `plane` for the sentinel
   std::vector<double> divisor;  // [outputs]
   bool sentinel = false;        // whether a tap points at the sentinel
+  DimVector tile;               // the kernel when the windows tile the input, else empty
 };
 
 WindowMap window_map(const char* op, const std::vector<Axis>& axes) {
@@ -207,14 +209,50 @@ Tensor host_long(const std::vector<int64_t>& v, Device device) {
 }
 
 // x [N, C, d...] gathered into windows [N, C, outputs, taps], the sentinel `fill` outside.
+// Windows that tile the input are a view of it instead, [N, C, out0, k0, out1, k1, ...],
+// permuted to [N, C, out..., k...] and copied: the same outputs and taps in the same order.
 Tensor windows(const Tensor& x, const WindowMap& m, double fill) {
   const int64_t n = x.size(0), c = x.size(1);
+  if (!m.tile.empty()) {
+    const int64_t dims = static_cast<int64_t>(m.tile.size());
+    Tensor t = x;
+    DimVector view{n, c}, order{0, 1};
+    for (int64_t d = 0; d < dims; ++d) {
+      t = t.narrow(d + 2, 0, m.out[static_cast<size_t>(d)] * m.tile[static_cast<size_t>(d)]);
+      view.push_back(m.out[static_cast<size_t>(d)]);
+      view.push_back(m.tile[static_cast<size_t>(d)]);
+      order.push_back(2 + 2 * d);
+    }
+    for (int64_t d = 0; d < dims; ++d) order.push_back(3 + 2 * d);
+    return t.reshape(view).permute(order).reshape({n, c, m.outputs, m.taps});
+  }
   Tensor padded = x.reshape({n, c, m.plane});
   if (m.sentinel) {
     Tensor sentinel = full({n, c, 1}, fill, TensorOptions(x.dtype()).device(x.device()));
     padded = cat({padded, sentinel}, 2);
   }
   return index_select(padded, 2, host_long(m.index, x.device())).view({n, c, m.outputs, m.taps});
+}
+
+// Whether the windows of a sweep tile the input: stride the kernel, no padding, no dilation,
+// and no window past the end.
+bool tiles(const Tensor& x, const Sweep& w) {
+  for (size_t d = 0; d < w.kernel.size(); ++d) {
+    const int64_t in = x.size(static_cast<int64_t>(d) + 2);
+    if (w.stride[d] != w.kernel[d] || w.padding[d] != 0 || w.dilation[d] != 1) return false;
+    if (w.ceil_mode && in % w.kernel[d] != 0) return false;
+  }
+  return true;
+}
+
+// The kernel when adaptive windows tile the input (each size a multiple of its output's).
+DimVector adaptive_tile(const std::vector<Axis>& axes) {
+  DimVector tile;
+  for (const Axis& a : axes) {
+    if (a.in % a.out != 0) return {};
+    tile.push_back(a.in / a.out);
+  }
+  return tile;
 }
 
 DimVector output_sizes(const Tensor& x, const WindowMap& m) {
@@ -268,6 +306,7 @@ std::tuple<Tensor, Tensor> max_pool_nd(const char* op, const Tensor& input, int6
   ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);  // See Note [Pooling dtype]
   Tensor x = batched(op, input, dims);
   WindowMap m = window_map(op, sweep_axes(op, x, sweep, false));
+  if (tiles(x, sweep)) m.tile = sweep.kernel;
   return max_of_windows(input, x, m, dims);
 }
 
@@ -278,6 +317,7 @@ Tensor avg_pool_nd(const char* op, const Tensor& input, int64_t dims, const Swee
   KILN_CHECK_VALUE(!divisor_override || *divisor_override != 0, op, ": divisor must be not ",
                    "zero");
   WindowMap m = window_map(op, sweep_axes(op, x, sweep, count_include_pad));
+  if (tiles(x, sweep)) m.tile = sweep.kernel;
   return mean_of_windows(input, x, m, dims, divisor_override);
 }
 
@@ -286,7 +326,9 @@ std::tuple<Tensor, Tensor> adaptive_max_pool_nd(
     const std::vector<std::optional<int64_t>>& output_size) {
   ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);  // See Note [Pooling dtype]
   Tensor x = batched(op, input, dims);
-  WindowMap m = window_map(op, adaptive_axes(op, x, output_size));
+  std::vector<Axis> axes = adaptive_axes(op, x, output_size);
+  WindowMap m = window_map(op, axes);
+  m.tile = adaptive_tile(axes);
   return max_of_windows(input, x, m, dims);
 }
 
@@ -294,7 +336,9 @@ Tensor adaptive_avg_pool_nd(const char* op, const Tensor& input, int64_t dims,
                             const std::vector<std::optional<int64_t>>& output_size) {
   ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);  // See Note [Pooling dtype]
   Tensor x = batched(op, input, dims);
-  WindowMap m = window_map(op, adaptive_axes(op, x, output_size));
+  std::vector<Axis> axes = adaptive_axes(op, x, output_size);
+  WindowMap m = window_map(op, axes);
+  m.tile = adaptive_tile(axes);
   return mean_of_windows(input, x, m, dims, std::nullopt);
 }
 
