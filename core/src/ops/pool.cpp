@@ -208,23 +208,30 @@ Tensor host_long(const std::vector<int64_t>& v, Device device) {
   return h.to(device, kLong, /*copy=*/true);
 }
 
+// x [N, C, d...] cropped to whole tiles and viewed as [N, C, out0, k0, out1, k1, ...] (the
+// windows when they tile the input).
+Tensor tile_view(const Tensor& x, const WindowMap& m) {
+  Tensor t = x;
+  DimVector view{x.size(0), x.size(1)};
+  for (size_t d = 0; d < m.tile.size(); ++d) {
+    t = t.narrow(static_cast<int64_t>(d) + 2, 0, m.out[d] * m.tile[d]);
+    view.push_back(m.out[d]);
+    view.push_back(m.tile[d]);
+  }
+  return t.reshape(view);
+}
+
 // x [N, C, d...] gathered into windows [N, C, outputs, taps], the sentinel `fill` outside.
-// Windows that tile the input are a view of it instead, [N, C, out0, k0, out1, k1, ...],
-// permuted to [N, C, out..., k...] and copied: the same outputs and taps in the same order.
+// Windows that tile the input are tile_view permuted to [N, C, out..., k...] and copied: the
+// same outputs and taps in the same order.
 Tensor windows(const Tensor& x, const WindowMap& m, double fill) {
   const int64_t n = x.size(0), c = x.size(1);
   if (!m.tile.empty()) {
     const int64_t dims = static_cast<int64_t>(m.tile.size());
-    Tensor t = x;
-    DimVector view{n, c}, order{0, 1};
-    for (int64_t d = 0; d < dims; ++d) {
-      t = t.narrow(d + 2, 0, m.out[static_cast<size_t>(d)] * m.tile[static_cast<size_t>(d)]);
-      view.push_back(m.out[static_cast<size_t>(d)]);
-      view.push_back(m.tile[static_cast<size_t>(d)]);
-      order.push_back(2 + 2 * d);
-    }
+    DimVector order{0, 1};
+    for (int64_t d = 0; d < dims; ++d) order.push_back(2 + 2 * d);
     for (int64_t d = 0; d < dims; ++d) order.push_back(3 + 2 * d);
-    return t.reshape(view).permute(order).reshape({n, c, m.outputs, m.taps});
+    return tile_view(x, m).permute(order).reshape({n, c, m.outputs, m.taps});
   }
   Tensor padded = x.reshape({n, c, m.plane});
   if (m.sentinel) {
@@ -282,8 +289,15 @@ Tensor mean_of_windows(const Tensor& input, const Tensor& x, const WindowMap& m,
   Tensor d = from_blob(divisor.data(), {m.outputs}, kDouble).to(x.device(), kFloat, true);
   // 16-bit inputs sum in float32 and round once, as PyTorch's kernels
   bool narrow = x.dtype() == kHalf || x.dtype() == kBFloat16;
-  Tensor s = sum(windows(x, m, 0.0), {3}, false,
-                 narrow ? std::optional<ScalarType>(kFloat) : std::nullopt);
+  std::optional<ScalarType> wide = narrow ? std::optional<ScalarType>(kFloat) : std::nullopt;
+  Tensor s;
+  if (m.tile.empty()) {
+    s = sum(windows(x, m, 0.0), {3}, false, wide);
+  } else {  // tiles: summed in place over their kernel dimensions
+    DimVector taps;
+    for (size_t d = 0; d < m.tile.size(); ++d) taps.push_back(3 + 2 * static_cast<int64_t>(d));
+    s = sum(tile_view(x, m), taps, false, wide).reshape({x.size(0), x.size(1), m.outputs});
+  }
   Tensor out = (s / d.to(s.dtype())).to(x.dtype());
   return unbatch(out.view(output_sizes(x, m)), input, dims);
 }
