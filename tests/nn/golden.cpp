@@ -17,7 +17,7 @@ std::vector<int64_t> parse_sizes(const std::string& text) {  // "[2,3]"
   return sizes;
 }
 
-// Adds the cases of one golden file to `cases`.
+// Adds the cases of tests/golden/<file_name> to `cases`.
 void load_file(const std::string& file_name, std::map<std::string, GoldenCase>& cases) {
   std::string path = std::string(KILN_GOLDEN_DIR) + "/" + file_name;
   std::ifstream file(path);
@@ -49,11 +49,13 @@ void load_file(const std::string& file_name, std::map<std::string, GoldenCase>& 
   }
 }
 
-// nn_cases.txt (make_nn_golden.py) and loss_cases.txt (make_loss_golden.py).
+// nn_cases.txt (make_nn_golden.py), loss_cases.txt (make_loss_golden.py) and layers_cases.txt
+// (make_layers_golden.py).
 std::map<std::string, GoldenCase> load() {
   std::map<std::string, GoldenCase> cases;
   load_file("nn_cases.txt", cases);
   load_file("loss_cases.txt", cases);
+  load_file("layers_cases.txt", cases);
   return cases;
 }
 
@@ -105,6 +107,28 @@ void check_close(const kiln::Tensor& got, const kiln::Tensor& want, double rtol,
     }
   }
   if (bad > 3) BOOST_ERROR(what << ": " << bad << " elements differ in all");
+}
+
+void check_case(const std::string& name, const std::vector<std::string>& inputs,
+                const std::function<kiln::Tensor(std::vector<kiln::Tensor>&)>& f, double tol) {
+  std::vector<kiln::Tensor> xs;
+  for (const std::string& field : inputs) {
+    bool is_int = golden_case(name).tensors.at(field).is_int;
+    xs.push_back(golden(name, field, std::nullopt, /*requires_grad=*/!is_int));
+  }
+  kiln::Tensor out = f(xs);
+  check_close(out, golden(name, "out"), tol, tol, name + " out");
+  const auto& fields = golden_case(name).tensors;
+  if (fields.count("gy")) {
+    kiln::sum(out * golden(name, "gy")).backward();
+  } else if (fields.count("grad_" + inputs[0])) {
+    out.backward();
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!fields.count("grad_" + inputs[i])) continue;
+    check_close(xs[i].grad(), golden(name, "grad_" + inputs[i]), tol, tol,
+                name + " grad_" + inputs[i]);
+  }
 }
 
 }  // namespace nn_test

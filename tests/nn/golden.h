@@ -10,6 +10,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,6 +43,12 @@ std::vector<double> values(const kiln::Tensor& t);
 // Checks |got - want| <= atol + rtol * |want| elementwise and equal sizes, reporting what.
 void check_close(const kiln::Tensor& got, const kiln::Tensor& want, double rtol, double atol,
                  const std::string& what);
+
+// Runs out = f(inputs) on case `name`'s fields `inputs` in float64 (floating ones requiring
+// grad), checks out and the gradients of sum(out * gy) (or of the scalar out) against the case.
+void check_case(const std::string& name, const std::vector<std::string>& inputs,
+                const std::function<kiln::Tensor(std::vector<kiln::Tensor>&)>& f,
+                double tol = 1e-10);
 
 using kiln_test::contains;
 

@@ -10,37 +10,9 @@
 namespace nn = kiln::nn;
 namespace F = kiln::nn::functional;
 using kiln::Tensor;
+using nn_test::check_case;
 using nn_test::check_close;
 using nn_test::golden;
-
-namespace {
-
-// Runs out = f(inputs) in float64, checks out and the gradients of sum(out * gy) (or of the
-// scalar out) against case `name`.
-template <class Fn>
-void check_case(const std::string& name, const std::vector<std::string>& inputs, Fn f,
-                double tol = 1e-10) {
-  std::vector<Tensor> xs;
-  for (const std::string& field : inputs) {
-    bool is_int = nn_test::golden_case(name).tensors.at(field).is_int;
-    xs.push_back(golden(name, field, std::nullopt, /*requires_grad=*/!is_int));
-  }
-  Tensor out = f(xs);
-  check_close(out, golden(name, "out"), tol, tol, name + " out");
-  const auto& fields = nn_test::golden_case(name).tensors;
-  if (fields.count("gy")) {
-    kiln::sum(out * golden(name, "gy")).backward();
-  } else if (fields.count("grad_" + inputs[0])) {
-    out.backward();
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!fields.count("grad_" + inputs[i])) continue;
-    check_close(xs[i].grad(), golden(name, "grad_" + inputs[i]), tol, tol,
-                name + " grad_" + inputs[i]);
-  }
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(layers)
 

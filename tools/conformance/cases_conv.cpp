@@ -1,5 +1,6 @@
 // conv2d and its two gradients (conv2d_backward_input, conv2d_backward_weight), against the
-// definition written as host loops in float64:
+// definition written as host loops in float64 (and the composites built on them: conv1d, conv3d,
+// the transposed convolutions, fold and unfold, against themselves in float64):
 //   out[n][o][y][x] = bias[o] + sum over the group's channels c and the kernel taps (ky, kx) of
 //                     in[n][c][y*s - p + ky*d][x*s - p + kx*d] * w[o][c][ky][kx].
 #include "conformance.h"
@@ -177,10 +178,46 @@ void register_geometry(const Geometry& g) {
             .tolerance_scale = 4});
 }
 
+namespace F = kiln::nn::functional;
+
+// The composites of nn/functional_conv.cpp (test_nn checks each against PyTorch's goldens).
+void register_composites() {
+  add_composite_case("conv1d", {{2, 4, 9}, {6, 2, 3}, {6}}, [](const Args& a) {
+    return Outputs{conv1d(a.t(0), a.t(1), a.t(2), 2, 1, 2, 2)};
+  });
+  add_composite_case("conv1d_same", {{2, 3, 8}, {4, 3, 4}}, [](const Args& a) {
+    return Outputs{F::conv1d(a.t(0), a.t(1), F::Conv1dFuncOptions().padding(kSame))};
+  });
+  add_composite_case("conv3d", {{1, 4, 5, 4, 5}, {6, 2, 3, 2, 3}, {6}}, [](const Args& a) {
+    return Outputs{conv3d(a.t(0), a.t(1), a.t(2), {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, 2)};
+  });
+  add_composite_case("conv_transpose1d", {{2, 4, 5}, {4, 3, 3}, {6}}, [](const Args& a) {
+    return Outputs{conv_transpose1d(a.t(0), a.t(1), a.t(2), 2, 1, 1, 2, 2)};
+  });
+  add_composite_case("conv_transpose2d", {{2, 3, 4, 5}, {3, 2, 3, 2}, {2}}, [](const Args& a) {
+    return Outputs{conv_transpose2d(a.t(0), a.t(1), a.t(2), {2, 3}, {1, 0}, {1, 2}, 1, {1, 2})};
+  });
+  add_composite_case("conv_transpose3d", {{1, 4, 3, 4, 3}, {4, 1, 3, 2, 2}, {2}},
+                     [](const Args& a) {
+                       return Outputs{conv_transpose3d(a.t(0), a.t(1), a.t(2), {2, 1, 2}, {1, 0, 1},
+                                                       {1, 0, 0}, 2)};
+                     });
+  add_composite_case("unfold", {{2, 3, 6, 5}}, [](const Args& a) {
+    return Outputs{
+        F::unfold(a.t(0),
+                  F::UnfoldFuncOptions({2, 3}).dilation({1, 2}).padding({1, 0}).stride({2, 1}))};
+  });
+  add_composite_case("fold", {{2, 12, 12}}, [](const Args& a) {
+    return Outputs{
+        F::fold(a.t(0), F::FoldFuncOptions({5, 6}, {2, 3}).padding({1, 0}).stride({2, 1}))};
+  });
+}
+
 }  // namespace
 
 void register_conv_cases() {
   for (const Geometry& g : kGeometries) register_geometry(g);
+  register_composites();
   // PyTorch's outputs: the conventions (cross-correlation, zero padding, groups)
   add_golden("conv2d", "conv2d", [](const Args& a) {
     Tensor bias = a.tensors.size() > 2 ? a.t(2) : Tensor();

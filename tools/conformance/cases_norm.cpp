@@ -7,6 +7,7 @@
 // and the gradients of out (with g' = g, or g where out > 0 after the relu):
 //   grad_b = sum(g'), grad_w = sum(g' * xhat), grad_x = w / sqrt(var + eps) *
 //   (g' - grad_b / M - xhat * grad_w / M).
+// Also the normalization composites (group, instance, local response, normalize).
 #include "conformance.h"
 
 #include <kiln/nn.h>
@@ -66,10 +67,14 @@ Args norm_inputs(std::vector<int64_t> sizes, ScalarType d, uint64_t seed) {
               sample({c}, d, -1, 1, seed + 2)};
 }
 
+// F::batch_norm's positional form (it also has an options form).
+using BatchNormFn = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                               const Tensor&, bool, double, double);
+
 Outputs forward(const Args& a, bool relu) {
   TensorOptions f32 = TensorOptions().device(a.t(0).device());
   Tensor running_mean = zeros({a.t(0).size(1)}, f32), running_var = ones({a.t(0).size(1)}, f32);
-  auto call = relu ? F::batch_norm_relu : F::batch_norm;
+  BatchNormFn call = relu ? F::batch_norm_relu : BatchNormFn(F::batch_norm);
   Tensor out =
       call(a.t(0), running_mean, running_var, a.t(1), a.t(2), /*training=*/true, 0.1, kEps);
   return Outputs{out, running_mean, running_var};
@@ -110,7 +115,7 @@ Outputs backward(const Args& a, bool relu) {
   Tensor x = a.t(0).detach().requires_grad_();
   Tensor w = a.t(1).detach().requires_grad_();
   Tensor b = a.t(2).detach().requires_grad_();
-  auto call = relu ? F::batch_norm_relu : F::batch_norm;
+  BatchNormFn call = relu ? F::batch_norm_relu : BatchNormFn(F::batch_norm);
   Tensor out = call(x, Tensor(), Tensor(), w, b, /*training=*/true, 0.1, kEps);
   std::vector<Tensor> grads = autograd::grad({out}, {x, w, b}, {a.t(3)});
   return Outputs{grads[0], grads[1], grads[2]};
@@ -136,9 +141,29 @@ Outputs backward_reference(const Args& a, bool relu) {
                  values({n.channels}, gb, kDouble)};
 }
 
+// The composites of nn/functional_norm.cpp (test_nn checks each against PyTorch's goldens).
+void register_composites() {
+  add_composite_case("group_norm", {{2, 6, 3, 4}, {6}, {6}}, [](const Args& a) {
+    return Outputs{F::group_norm(a.t(0), F::GroupNormFuncOptions(3).weight(a.t(1)).bias(a.t(2)))};
+  });
+  add_composite_case("instance_norm", {{2, 3, 4, 5}, {3}, {3}}, [](const Args& a) {
+    return Outputs{
+        F::instance_norm(a.t(0), F::InstanceNormFuncOptions().weight(a.t(1)).bias(a.t(2)))};
+  });
+  add_composite_case("local_response_norm", {{2, 6, 3, 4}}, [](const Args& a) {
+    return Outputs{
+        F::local_response_norm(a.t(0),
+                               F::LocalResponseNormFuncOptions(4).alpha(0.5).beta(0.6).k(2.0))};
+  });
+  add_composite_case("normalize", {{3, 4, 5}}, [](const Args& a) {
+    return Outputs{F::normalize(a.t(0), F::NormalizeFuncOptions().p(3).dim(-1))};
+  });
+}
+
 }  // namespace
 
 void register_norm_cases() {
+  register_composites();
   struct Shape {
     const char* suffix;
     std::vector<int64_t> sizes;

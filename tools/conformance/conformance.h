@@ -117,6 +117,7 @@ void register_reduce_cases();
 void register_linalg_cases();
 void register_conv_cases();
 void register_norm_cases();
+void register_pool_cases();
 void register_shape_cases();
 void register_copy_cases();
 void register_random_cases();
@@ -169,6 +170,12 @@ ReferenceFn ref_reduce(std::vector<int64_t> dims, bool keepdim,
 // The call itself, run by kiln on the CPU with the tensors at `data` converted to float64
 // (shape and index operators whose float64 behaviour the golden file checks against PyTorch).
 ReferenceFn ref_float64(RunFn run, std::vector<size_t> data = {0});
+
+// Registers a case of a composite (nn::functional's layers) with a gradient: `run` on inputs
+// of these sizes with values in [lo, hi] (float32 and float64), against itself in float64 on the
+// CPU; test_gradcheck checks its gradient by finite differences.
+void add_composite_case(const std::string& name, std::vector<std::vector<int64_t>> sizes,
+                        RunFn run, double lo = -1, double hi = 1);
 
 // Absolute and relative tolerance of a dtype (zero for integers and bool).
 struct Tolerance {

@@ -57,6 +57,7 @@ const std::vector<Case>& all_cases() {
     register_linalg_cases();
     register_conv_cases();
     register_norm_cases();
+    register_pool_cases();
     register_shape_cases();
     register_copy_cases();
     register_random_cases();
@@ -300,6 +301,26 @@ ReferenceFn ref_float64(RunFn run, std::vector<size_t> data) {
     for (size_t i : data) a.tensors.at(i) = a.tensors.at(i).to(kDouble, /*copy=*/true);
     return run(a);
   };
+}
+
+void add_composite_case(const std::string& name, std::vector<std::vector<int64_t>> sizes, RunFn run,
+                        double lo, double hi) {
+  std::vector<size_t> all;
+  for (size_t i = 0; i < sizes.size(); ++i) all.push_back(i);
+  add_case({.name = name,
+            .op = name,
+            .gradient = true,
+            .dtypes = {kiln::kFloat, kiln::kDouble},
+            .inputs =
+                [sizes, lo, hi](ScalarType d) {
+                  Args a;
+                  uint64_t seed = 120;
+                  for (const auto& s : sizes) a.tensors.push_back(sample(s, d, lo, hi, seed++));
+                  return a;
+                },
+            .run = run,
+            .reference = ref_float64(run, all),
+            .tolerance_scale = 4});
 }
 
 }  // namespace conformance

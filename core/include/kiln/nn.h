@@ -16,4 +16,5 @@
 #include <kiln/nn/modules/linear.h>
 #include <kiln/nn/modules/loss.h>
 #include <kiln/nn/modules/normalization.h>
+#include <kiln/nn/modules/pooling.h>
 #include <kiln/nn/utils.h>

@@ -1,12 +1,14 @@
-// kiln::nn::functional normalizations: layer_norm and batch_norm. batch_norm in training mode
-// runs the fused primitives of ops/norm.h where the device has them; otherwise both are
-// composites. Statistics are computed in two passes (mean, then the mean of squared
-// deviations), which stays accurate where E[x^2] - E[x]^2 would cancel.
+// kiln::nn::functional normalizations: layer_norm, batch_norm, instance_norm, group_norm,
+// local_response_norm and normalize. batch_norm in training mode runs the fused primitives of
+// ops/norm.h where the device has them; otherwise all are composites. Statistics are computed in
+// two passes (mean, then the mean of squared deviations), which stays accurate where
+// E[x^2] - E[x]^2 would cancel.
 #include "../ops/norm.h"
 
 #include <kiln/autograd.h>
 #include <kiln/dispatch.h>
 #include <kiln/nn/functional.h>
+#include <kiln/nn/functional/normalization.h>
 
 namespace kiln::nn::functional {
 
@@ -165,3 +167,118 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 }
 
 }  // namespace kiln::nn::functional
+
+// --- the options forms, instance, group and local response normalization ----------------------
+namespace kiln::nn::functional {
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const BatchNormFuncOptions& options) {
+  KILN_CHECK_VALUE(options.momentum().has_value(), "batch_norm: momentum must be a number; ",
+                   "the cumulative average (momentum=None) is the modules' (BatchNorm1d/2d/3d)");
+  return batch_norm(input, running_mean, running_var, options.weight(), options.bias(),
+                    options.training(), *options.momentum(), options.eps());
+}
+
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {
+  return layer_norm(input, options.normalized_shape(), options.weight(), options.bias(),
+                    options.eps());
+}
+
+// As PyTorch's: batch_norm of input viewed as [1, N * C, d...], with the running statistics and
+// the affine parameters repeated per instance; the running statistics then take the average of
+// their N updated copies.
+Tensor instance_norm(const Tensor& input, const InstanceNormFuncOptions& options) {
+  KILN_CHECK_VALUE(input.dim() >= 3, "instance_norm: expected an input [N, C, d...] of at least ",
+                   "3 dimensions, but got input of size ", input.sizes());
+  const int64_t n = input.size(0), c = input.size(1);
+  KILN_CHECK_VALUE(!options.use_input_stats() || input.numel() == 0 || input.numel() / (n * c) > 1,
+                   "instance_norm: expected more than 1 spatial element when using the input's ",
+                   "statistics, got input of size ", input.sizes());
+  int64_t planes = 0;
+  KILN_CHECK_VALUE(!__builtin_mul_overflow(n, c, &planes), "instance_norm: input of size ",
+                   input.sizes(), " has more than int64 planes");
+  DimVector shape(input.sizes());
+  shape[0] = 1;
+  shape[1] = planes;
+  auto per_instance = [n](const Tensor& t) { return t.defined() ? t.repeat({n}) : Tensor(); };
+  Tensor running_mean = per_instance(options.running_mean());
+  Tensor running_var = per_instance(options.running_var());
+  Tensor out = batch_norm(input.reshape(shape), running_mean, running_var,
+                          per_instance(options.weight()), per_instance(options.bias()),
+                          options.use_input_stats(), options.momentum(), options.eps());
+  if (options.use_input_stats()) {
+    NoGradGuard no_grad;
+    for (auto [target, copies] : {std::pair{options.running_mean(), running_mean},
+                                  std::pair{options.running_var(), running_var}}) {
+      if (target.defined()) const_cast<Tensor&>(target).copy_(copies.view({n, c}).mean({0}));
+    }
+  }
+  return out.view(input.sizes());
+}
+
+Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& options) {
+  const int64_t groups = options.num_groups();
+  KILN_CHECK_VALUE(input.dim() >= 2, "group_norm: expected an input [N, C, d...] of at least 2 ",
+                   "dimensions, but got input of size ", input.sizes());
+  KILN_CHECK_TYPE(input.is_floating_point(), "group_norm: expected a floating point input, but ",
+                  "got ", dtype_name(input.dtype()));
+  const int64_t c = input.size(1);
+  KILN_CHECK_VALUE(groups > 0 && c % groups == 0, "group_norm: expected number of channels in ",
+                   "input to be divisible by num_groups, but got input of size ", input.sizes(),
+                   " and num_groups=", groups);
+  for (const Tensor* t : {&options.weight(), &options.bias()}) {
+    KILN_CHECK_VALUE(!t->defined() || (t->dim() == 1 && t->numel() == c), "group_norm: expected ",
+                     t == &options.weight() ? "weight" : "bias", " of size [", c, "], but got ",
+                     t->sizes());
+  }
+  const int64_t n = input.size(0);
+  if (input.numel() == 0) return input.clone();
+  Tensor x = input.reshape({n, groups, -1});
+  Tensor mean = kiln::mean(x, {2}, /*keepdim=*/true);
+  Tensor centred = x - mean;
+  Tensor var = kiln::mean(centred * centred, {2}, /*keepdim=*/true);
+  Tensor out = (centred * rsqrt(var + options.eps())).view(input.sizes());
+  DimVector shape(static_cast<size_t>(input.dim()), 1);
+  shape[1] = c;
+  if (options.weight().defined()) out = out * options.weight().reshape(shape);
+  if (options.bias().defined()) out = out + options.bias().reshape(shape);
+  return out;
+}
+
+// The channel window's sum of squares as `size` shifted slices of the squares padded with
+// size / 2 zero channels before and (size - 1) / 2 after, as PyTorch's.
+Tensor local_response_norm(const Tensor& input, const LocalResponseNormFuncOptions& options) {
+  const int64_t size = options.size();
+  KILN_CHECK_VALUE(input.dim() >= 3, "local_response_norm: expected 3D or higher ",
+                   "dimensionality input (got input of size ", input.sizes(), ")");
+  KILN_CHECK_VALUE(size > 0, "local_response_norm: size must be positive (got ", size, ")");
+  KILN_CHECK_TYPE(input.is_floating_point(), "local_response_norm: expected a floating point ",
+                  "input, but got ", dtype_name(input.dtype()));
+  if (input.numel() == 0) return input.clone();
+  const int64_t c = input.size(1);
+  DimVector before(input.sizes()), after(input.sizes());
+  before[1] = size / 2;
+  after[1] = (size - 1) / 2;
+  TensorOptions like = TensorOptions(input.dtype()).device(input.device());
+  Tensor squares = cat({zeros(before, like), input * input, zeros(after, like)}, 1);
+  Tensor window = squares.narrow(1, 0, c);
+  for (int64_t j = 1; j < size; ++j) window = window + squares.narrow(1, j, c);
+  Tensor divisor =
+      pow(window * (options.alpha() / static_cast<double>(size)) + options.k(), options.beta());
+  return input / divisor;
+}
+
+Tensor normalize(const Tensor& input, NormalizeFuncOptions options) {
+  Tensor norm = kiln::norm(input, options.p(), {options.dim()}, /*keepdim=*/true);
+  return input / clamp_min(norm, options.eps());
+}
+
+}  // namespace kiln::nn::functional
+
+namespace kiln {
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
+                  double eps) {
+  return nn::functional::group_norm(
+      input, nn::functional::GroupNormFuncOptions(num_groups).weight(weight).bias(bias).eps(eps));
+}
+}  // namespace kiln
