@@ -2,7 +2,23 @@
 #include <kiln/error.h>
 #include <kiln/scalar.h>
 
+#include <atomic>
+
 namespace kiln {
+namespace {
+std::atomic<ScalarType> g_default_float_dtype{kFloat};
+}  // namespace
+
+ScalarType default_float_dtype() { return g_default_float_dtype.load(std::memory_order_relaxed); }
+
+void set_default_dtype(TypeMeta dtype) {
+  ScalarType t = dtype.toScalarType();
+  KILN_CHECK_TYPE(is_floating_point(t), "set_default_dtype: only floating-point types are ",
+                  "supported as the default type (got ", dtype_name(t), ")");
+  g_default_float_dtype.store(t, std::memory_order_relaxed);
+}
+
+TypeMeta get_default_dtype() { return TypeMeta::fromScalarType(default_float_dtype()); }
 
 const char* dtype_name(ScalarType t) {
   static const char* const names[kNumScalarTypes] = {"bool",    "uint8",  "int8",    "int16",

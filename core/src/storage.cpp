@@ -55,6 +55,15 @@ Storage::Storage(Device device, void* data, size_t nbytes, std::function<void(vo
   detail::require_device(device, "from_blob").live_storages.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Storage::swap_memory(Storage& other) {
+  KILN_CHECK(device_ == other.device_, "swap_memory: storages on ", device_.str(), " and ",
+             other.device_.str(), " (internal error, please report)");
+  std::swap(data_, other.data_);
+  std::swap(nbytes_, other.nbytes_);
+  std::swap(deleter_, other.deleter_);
+  std::swap(from_allocator_, other.from_allocator_);
+}
+
 Storage::~Storage() {
   detail::DeviceTypeRecord& r = detail::device_record(device_.type());
   if (from_allocator_) {

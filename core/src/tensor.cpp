@@ -5,6 +5,7 @@
 #include "tensor_internal.h"
 
 #include <kiln/autograd.h>
+#include <kiln/dispatch.h>
 #include <kiln/ops.h>
 #include <kiln/sdk/half.hpp>
 
@@ -185,6 +186,11 @@ int64_t Tensor::stride(int64_t dim) const {
 TensorOptions Tensor::options() const { return TensorOptions().dtype(dtype()).device(device()); }
 
 Tensor& Tensor::set_requires_grad(bool requires_grad) {
+  requires_grad_(requires_grad);
+  return *this;
+}
+
+const Tensor& Tensor::requires_grad_(bool requires_grad) const {
   KILN_CHECK(!requires_grad || !impl().inference || autograd::InferenceMode::is_enabled(),
              "requires_grad_: Setting requires_grad=True on inference tensor outside ",
              "InferenceMode is not allowed (", detail::describe_tensor(*this), "); clone it ",
@@ -198,6 +204,67 @@ Tensor& Tensor::set_requires_grad(bool requires_grad) {
 }
 
 Scalar Tensor::item() const { return detail::item_scalar(*this); }
+
+DispatchKeySet Tensor::key_set() const {
+  uint32_t autocast_types = detail::local_dispatch_state().autocast_device_types;
+  return DispatchKeySet(DispatchKey::Backend) |
+         DispatchKeySet::from_bits(detail::tensor_keys(*this, autocast_types));
+}
+
+const Tensor& Tensor::resize_(IntArrayRef sizes) const {
+  KILN_CHECK(!requires_grad(), "resize_: cannot resize variables that require grad (",
+             detail::describe_tensor(*this), "); resize a detach()ed tensor or one made under ",
+             "NoGradGuard instead");
+  if (sizes.equals(this->sizes())) return *this;  // strides kept, as PyTorch's
+  int64_t numel = detail::checked_numel("resize_", sizes, dtype());
+  if (numel > 0) {
+    int64_t bytes = 0;
+    auto item = static_cast<int64_t>(element_size());
+    if (__builtin_add_overflow(storage_offset(), numel, &bytes) ||
+        __builtin_mul_overflow(bytes, item, &bytes)) {
+      throw ValueError(detail::str("resize_: sizes ", sizes, " at storage offset ",
+                                   storage_offset(), " of ", dtype_name(dtype()),
+                                   " overflow int64 bytes"));
+    }
+    Storage& storage = *impl().storage;
+    if (static_cast<size_t>(bytes) > storage.nbytes()) {
+      KILN_CHECK(storage.resizable(), "resize_: Trying to resize storage that is not resizable ",
+                 "(memory the caller owns, from from_blob) from ", storage.nbytes(), " to ", bytes,
+                 " bytes; clone() the tensor first");
+      auto bigger = std::make_shared<Storage>(device(), static_cast<size_t>(bytes));
+      auto old_bytes = static_cast<int64_t>(storage.nbytes());
+      if (old_bytes > 0) {
+        NoGradGuard no_grad;
+        Tensor to = detail::make_tensor(bigger, {old_bytes}, {1}, 0, kByte);
+        to.copy_(detail::make_tensor(impl().storage, {old_bytes}, {1}, 0, kByte));
+      }
+      storage.swap_memory(*bigger);  // every tensor sharing the storage sees the new memory
+    }
+  }
+  impl().sizes.assign(sizes);
+  impl().strides = detail::contiguous_strides(sizes);
+  impl().numel = numel;
+  return *this;
+}
+
+void Tensor::set_data(const Tensor& new_data) const {
+  KILN_CHECK_TYPE(new_data.device().type() == device().type(), "set_data: attempted to set the ",
+                  "data of a tensor on ", device().str(), " to a tensor on ",
+                  new_data.device().str(), ", a different device type; move it with to() first");
+  TensorImpl& self = impl();
+  const TensorImpl& src = new_data.impl();
+  self.storage = src.storage;
+  self.sizes = src.sizes;
+  self.strides = src.strides;
+  self.offset = src.offset;
+  self.numel = src.numel;
+  self.dtype = src.dtype;
+  self.device = src.device;
+  // the leaf's accumulator recorded the old sizes and dtype: the next backward makes a new one
+  if (autograd::AutogradMeta* m = autograd::detail::meta_if(*this)) m->grad_accumulator.reset();
+}
+
+Tensor Tensor::data() const { return detach(); }
 
 std::string Tensor::str() const {
   if (!defined()) return "[ undefined tensor ]";

@@ -1,5 +1,6 @@
 // Tensor's math methods and the C++ operators, each forwarding to the free function of
 // kiln/ops.h that holds the operator.
+#include <kiln/nn/functional.h>
 #include <kiln/ops.h>
 #include <kiln/tensor.h>
 
@@ -79,6 +80,17 @@ Tensor Tensor::prod(std::optional<ScalarType> dtype) const { return kiln::prod(*
 Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<ScalarType> dtype) const {
   return kiln::prod(*this, dim, keepdim, dtype);
 }
+Tensor max(const Tensor& a, const Tensor& b) { return maximum(a, b); }
+Tensor min(const Tensor& a, const Tensor& b) { return minimum(a, b); }
+Tensor detail::softmax_of(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype, bool log) {
+  return log ? nn::functional::log_softmax(x, dim, dtype) : nn::functional::softmax(x, dim, dtype);
+}
+Tensor Tensor::softmax(int64_t dim, std::optional<ScalarType> dtype) const {
+  return kiln::softmax(*this, dim, dtype);
+}
+Tensor Tensor::log_softmax(int64_t dim, std::optional<ScalarType> dtype) const {
+  return kiln::log_softmax(*this, dim, dtype);
+}
 Tensor Tensor::max() const { return kiln::max(*this); }
 std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
   return kiln::max(*this, dim, keepdim);
@@ -118,6 +130,19 @@ Tensor Tensor::any() const { return kiln::any(*this); }
 Tensor Tensor::any(int64_t dim, bool keepdim) const { return kiln::any(*this, dim, keepdim); }
 
 // --- C++ operators -----------------------------------------------------------------------------
+Tensor& Tensor::operator=(const Tensor& src) && {
+  copy_(src);
+  return *this;
+}
+Tensor& Tensor::operator=(Tensor&& src) && {
+  copy_(src);
+  return *this;
+}
+Tensor& Tensor::operator=(const Scalar& value) && {
+  fill_(value);
+  return *this;
+}
+
 Tensor operator-(const Tensor& a) { return neg(a); }
 // ~ is logical not on bool tensors and bitwise not on integers, as in PyTorch.
 Tensor operator~(const Tensor& a) { return bitwise_not(a); }
@@ -154,17 +179,53 @@ Tensor operator<(const Tensor& a, const Scalar& b) { return lt(a, b); }
 Tensor operator<=(const Tensor& a, const Scalar& b) { return le(a, b); }
 Tensor operator>(const Tensor& a, const Scalar& b) { return gt(a, b); }
 Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, b); }
-Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
-Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
-Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
-Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
-Tensor& operator+=(Tensor& a, const Scalar& b) { return a.add_(b); }
-Tensor& operator-=(Tensor& a, const Scalar& b) { return a.sub_(b); }
-Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b); }
-Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
-Tensor& operator+=(Tensor&& a, const Tensor& b) { return a.add_(b); }
-Tensor& operator-=(Tensor&& a, const Tensor& b) { return a.sub_(b); }
-Tensor& operator*=(Tensor&& a, const Tensor& b) { return a.mul_(b); }
-Tensor& operator/=(Tensor&& a, const Tensor& b) { return a.div_(b); }
+Tensor& operator+=(Tensor& a, const Tensor& b) {
+  a.add_(b);
+  return a;
+}
+Tensor& operator-=(Tensor& a, const Tensor& b) {
+  a.sub_(b);
+  return a;
+}
+Tensor& operator*=(Tensor& a, const Tensor& b) {
+  a.mul_(b);
+  return a;
+}
+Tensor& operator/=(Tensor& a, const Tensor& b) {
+  a.div_(b);
+  return a;
+}
+Tensor& operator+=(Tensor& a, const Scalar& b) {
+  a.add_(b);
+  return a;
+}
+Tensor& operator-=(Tensor& a, const Scalar& b) {
+  a.sub_(b);
+  return a;
+}
+Tensor& operator*=(Tensor& a, const Scalar& b) {
+  a.mul_(b);
+  return a;
+}
+Tensor& operator/=(Tensor& a, const Scalar& b) {
+  a.div_(b);
+  return a;
+}
+Tensor& operator+=(Tensor&& a, const Tensor& b) {
+  a.add_(b);
+  return a;
+}
+Tensor& operator-=(Tensor&& a, const Tensor& b) {
+  a.sub_(b);
+  return a;
+}
+Tensor& operator*=(Tensor&& a, const Tensor& b) {
+  a.mul_(b);
+  return a;
+}
+Tensor& operator/=(Tensor&& a, const Tensor& b) {
+  a.div_(b);
+  return a;
+}
 
 }  // namespace kiln

@@ -49,6 +49,28 @@ Tensor class_targets(const Tensor& x) {
   return long_tensor({x.size(0)}, v);
 }
 
+// make_grad_golden.py's batch_indices: [B, K] indices into dim 1, (3b + 2k) mod N.
+Tensor batch_indices(const Tensor& x) {
+  std::vector<int64_t> v;
+  for (int64_t b = 0; b < x.size(0); ++b) {
+    for (int64_t k = 0; k < 3; ++k) v.push_back((3 * b + 2 * k) % x.size(1));
+  }
+  return long_tensor({x.size(0), 3}, v);
+}
+
+// The vectorized batch gather of "Effective PyTorch", ported line by line.
+Tensor batch_gather_vec(const Tensor& tensor, const Tensor& indices) {
+  std::vector<int64_t> shape = tensor.sizes().vec();
+  std::vector<int64_t> flat_shape = {shape[0] * shape[1]};
+  flat_shape.insert(flat_shape.end(), shape.begin() + 2, shape.end());
+  Tensor flat_first = kiln::reshape(tensor, flat_shape);
+  std::vector<int64_t> offset_shape(static_cast<size_t>(indices.dim()), 1);
+  offset_shape[0] = shape[0];
+  Tensor offset = kiln::reshape(kiln::arange(shape[0]) * shape[1], offset_shape);
+  Tensor output = flat_first[indices + offset];
+  return output;
+}
+
 using Op = std::function<Tensor(const Inputs&)>;
 
 const std::map<std::string, Op>& ops() {
@@ -255,6 +277,50 @@ const std::map<std::string, Op>& ops() {
          y.fill_(2);
          y.mul_(x[1]);
          return y * x[0];
+       }},
+      // advanced indexing
+      {"index_tensor", [](const Inputs& x) { return x[0].index({index_rows(x[0].size(0), 5)}); }},
+      {"index_slice_tensor",
+       [](const Inputs& x) { return x[0].index({Slice(), index_rows(x[0].size(1), 5)}); }},
+      {"index_separated",
+       [](const Inputs& x) { return x[0].index({index_rows(2, 3), Slice(), index_rows(4, 3)}); }},
+      {"index_adjacent_broadcast",
+       [](const Inputs& x) {
+         Tensor rows = index_rows(3, 2).view({2, 1});
+         return x[0].index({Slice(), rows, index_rows(4, 3).view({1, 3})});
+       }},
+      {"index_none_ellipsis",
+       [](const Inputs& x) {
+         return x[0].index({None, kiln::indexing::Ellipsis, index_rows(x[0].size(-1), 5)});
+       }},
+      {"index_mask", [](const Inputs& x) { return x[0].index({x[0].detach() > 0}); }},
+      {"index_mask_rows",
+       [](const Inputs& x) { return x[0].index({x[0].detach().index({Slice(), 0}) > 0}); }},
+      {"batch_gather_vec",
+       [](const Inputs& x) { return batch_gather_vec(x[0], batch_indices(x[0])); }},
+      {"index_put_accumulate",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 1;
+         b.index_put_({index_rows(x[0].size(0), x[1].size(0))}, x[1], /*accumulate=*/true);
+         return b * x[0];
+       }},
+      {"index_put_rows",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 2;
+         b.index_put_({index_rows(x[0].size(0), x[1].size(0))}, x[1]);
+         return b * x[0];
+       }},
+      {"index_put_mask_scalar",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 2;
+         b.index_put_({x[0].detach() > 0}, 0.5);
+         return b * x[0];
+       }},
+      {"index_put_slice_tensor",
+       [](const Inputs& x) {
+         Tensor b = x[0] * 1;
+         b.index_put_({Slice(), index_rows(x[0].size(1), 2)}, x[1]);
+         return b * x[0];
        }},
   };
   return table;

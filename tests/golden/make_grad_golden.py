@@ -118,6 +118,47 @@ def inplace_masked_fill(x):
     return b * x[1]
 
 
+def batch_gather_vec(tensor, indices):
+    """The vectorized batch gather of "Effective PyTorch" (without .cuda()); C++ ports it as
+    written."""
+    shape = list(tensor.shape)
+    flat_first = torch.reshape(tensor, [shape[0] * shape[1]] + shape[2:])
+    offset = torch.reshape(torch.arange(shape[0]) * shape[1],
+                           [shape[0]] + [1] * (len(indices.shape) - 1))
+    output = flat_first[indices + offset]
+    return output
+
+
+def batch_indices(shape):
+    """[B, K] indices into dim 1 (size N): (3b + 2k) mod N, 3 per row (repeats included)."""
+    return torch.tensor([[(3 * b + 2 * k) % shape[1] for k in range(3)] for b in range(shape[0])],
+                        dtype=torch.int64)
+
+
+def index_put_accumulate(x):
+    b = x[0] * 1
+    b.index_put_((index_rows(x[0].shape[0], x[1].shape[0]),), x[1], accumulate=True)
+    return b * x[0]
+
+
+def index_put_rows(x):
+    b = x[0] * 2
+    b.index_put_((index_rows(x[0].shape[0], x[1].shape[0]),), x[1])
+    return b * x[0]
+
+
+def index_put_mask_scalar(x):
+    b = x[0] * 2
+    b[x[0].detach() > 0] = 0.5
+    return b * x[0]
+
+
+def index_put_slice_tensor(x):
+    b = x[0] * 1
+    b[:, index_rows(x[0].shape[1], 2)] = x[1]
+    return b * x[0]
+
+
 def inplace_fill_then_mul(x):
     y = x[0] * 1
     y.fill_(2)
@@ -281,6 +322,27 @@ OPS = {
     "inplace_index_put_scalar": (inplace_index_put_scalar, [[(3, 4)]], False),
     "inplace_masked_fill": (inplace_masked_fill, [[(3, 4), (4,)]], False),
     "inplace_fill_then_mul": (inplace_fill_then_mul, [[(3, 4), (3, 4)]], False),
+    # advanced indexing (index tensors are index_rows of the indexed size; masks come from the
+    # input's signs)
+    "index_tensor": (lambda x: x[0][index_rows(x[0].shape[0], 5)], [[(4, 3)], [(3,)]], False),
+    "index_slice_tensor": (lambda x: x[0][:, index_rows(x[0].shape[1], 5)],
+                           [[(3, 4)], [(2, 3, 4)]], False),
+    "index_separated": (lambda x: x[0][index_rows(2, 3), :, index_rows(4, 3)], [[(2, 3, 4)]],
+                        False),
+    "index_adjacent_broadcast": (lambda x: x[0][:, index_rows(3, 2).view(2, 1),
+                                                index_rows(4, 3).view(1, 3)],
+                                 [[(2, 3, 4)]], False),
+    "index_none_ellipsis": (lambda x: x[0][None, ..., index_rows(x[0].shape[-1], 5)],
+                            [[(2, 3, 4)], [(4,)]], False),
+    "index_mask": (lambda x: x[0][x[0].detach() > 0], [[(3, 4)], [(2, 3, 4)]], False),
+    "index_mask_rows": (lambda x: x[0][x[0].detach()[:, 0] > 0], [[(5, 3)]], False),
+    "batch_gather_vec": (lambda x: batch_gather_vec(x[0], batch_indices(x[0].shape)),
+                         [[(2, 5)], [(3, 4, 2)]], False),
+    "index_put_accumulate": (index_put_accumulate, [[(5, 3), (7, 3)], [(5,), (7,)]], False),
+    "index_put_rows": (index_put_rows, [[(5, 3), (3, 3)], [(5, 3), (3, 1)]], False),
+    "index_put_mask_scalar": (index_put_mask_scalar, [[(3, 4)]], False),
+    "index_put_slice_tensor": (index_put_slice_tensor, [[(3, 4), (3, 2)], [(3, 4), (2,)]],
+                               False),
 }
 
 

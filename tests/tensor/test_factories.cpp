@@ -19,9 +19,10 @@ BOOST_AUTO_TEST_CASE(tensor_infers_dtype_and_shape_from_values) {
   Tensor b = tensor({1, 2});
   BOOST_TEST(b.dtype() == kLong);
   CHECK_SIZES(b, {2});
-  Tensor mixed = tensor({1.5, 2});  // a floating value makes the whole tensor float32
-  BOOST_TEST(mixed.dtype() == kFloat);
-  CHECK_VALUES(mixed, {1.5, 2});
+  // as libtorch's: the values of a list have one C++ type
+  CHECK_ERROR(TypeError, tensor({1.5, 2}),
+              "same scalar type: Double, but got element of scalar "
+              "type: Int");
   Tensor m = tensor({{1, 2}, {3, 4}}, kInt);
   BOOST_TEST(m.dtype() == kInt);
   CHECK_SIZES(m, {2, 2});
@@ -41,7 +42,8 @@ BOOST_AUTO_TEST_CASE(tensor_infers_dtype_and_shape_from_values) {
   BOOST_TEST(d.dtype() == kDouble);
   BOOST_TEST(d.requires_grad());
   CHECK_ERROR(ValueError, tensor({{1, 2}, {3}}),
-              "expected all sub-lists to have sizes [2] but got [1]");
+              "Expected all sub-lists to have sizes: [2] (e.g. {1, 2}), but got sub-list {3} "
+              "with sizes: [1]");
 }
 
 BOOST_AUTO_TEST_CASE(from_blob_aliases_the_callers_memory) {

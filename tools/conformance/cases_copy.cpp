@@ -79,7 +79,7 @@ void register_copy_cases() {
                   Outputs out;
                   for (ScalarType to : kAll) {
                     Tensor dst = zeros({3, 4}, TensorOptions().dtype(to).device(a.t(0).device()));
-                    Tensor& r = dst.copy_(a.t(0));
+                    const Tensor& r = dst.copy_(a.t(0));
                     require(&r == &dst, "copy_ returned another tensor than self");
                     out.push_back(dst);
                   }
@@ -193,7 +193,7 @@ void register_copy_cases() {
                                         : (is_floating_point(d) ? Scalar(2.5) : Scalar(int64_t{7}));
                   Tensor full_ = full({3, 4}, v, x.options());
                   Tensor zeros_ = zeros_like(x), ones_ = ones({2, 2}, x.options());
-                  Tensor& r = x.fill_(v);
+                  const Tensor& r = x.fill_(v);
                   require(&r == &x, "fill_ returned another tensor than self");
                   return Outputs{x, full_, zeros_, ones_, full_like(x, v)};
                 },

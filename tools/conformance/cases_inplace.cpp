@@ -11,11 +11,11 @@ namespace {
 using namespace kiln;
 
 // Runs f on self (tensor 0) and checks it wrote in place.
-Outputs in_place(const Args& a, const std::function<Tensor&(Tensor&)>& f) {
+Outputs in_place(const Args& a, const std::function<const Tensor&(Tensor&)>& f) {
   Tensor self = a.t(0);
   void* data = self.data_ptr();
   std::vector<int64_t> strides = self.strides().vec();
-  Tensor& result = f(self);
+  const Tensor& result = f(self);
   require(&result == &self, "the in-place call returned another tensor than self");
   require(self.data_ptr() == data, "the in-place call moved self's data");
   require(self.strides().vec() == strides, "the in-place call changed self's strides");
@@ -28,7 +28,7 @@ struct Spec {
   double lo, hi;                     // self's values
   double other_lo, other_hi;         // other's values ([3, 1] or [4]) when binary
   std::vector<int64_t> other_sizes;  // empty: unary
-  std::function<Tensor&(Tensor&, const Args&)> fn;
+  std::function<const Tensor&(Tensor&, const Args&)> fn;
   ReferenceFn reference;
   bool other_nonzero = false;
 };
@@ -50,7 +50,7 @@ void register_spec(const Spec& s) {
                 },
             .run =
                 [fn = s.fn](const Args& a) {
-                  return in_place(a, [&](Tensor& self) -> Tensor& { return fn(self, a); });
+                  return in_place(a, [&](Tensor& self) -> const Tensor& { return fn(self, a); });
                 },
             .reference = s.reference});
 }
@@ -70,7 +70,7 @@ void register_inplace_cases() {
        -5,
        5,
        {4},
-       [](Tensor& x, A a) -> Tensor& { return x.add_(a.t(1)); },
+       [](Tensor& x, A a) -> const Tensor& { return x.add_(a.t(1)); },
        ref_binary([](double x, double y) { return x + y; })},
       {"add_alpha_",
        "add_",
@@ -80,7 +80,7 @@ void register_inplace_cases() {
        0,
        5,
        {3, 1},
-       [](Tensor& x, A a) -> Tensor& { return x.add_(a.t(1), 3); },
+       [](Tensor& x, A a) -> const Tensor& { return x.add_(a.t(1), 3); },
        ref_binary([](double x, double y) { return x + 3 * y; })},
       {"add_scalar_",
        "add_",
@@ -90,7 +90,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.add_(2); },
+       [](Tensor& x, A) -> const Tensor& { return x.add_(2); },
        unary_ref([](double x) { return x + 2; })},
       {"sub_",
        "sub_",
@@ -100,7 +100,7 @@ void register_inplace_cases() {
        0,
        5,
        {4},
-       [](Tensor& x, A a) -> Tensor& { return x.sub_(a.t(1)); },
+       [](Tensor& x, A a) -> const Tensor& { return x.sub_(a.t(1)); },
        ref_binary([](double x, double y) { return x - y; })},
       {"sub_scalar_",
        "sub_",
@@ -110,7 +110,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.sub_(3); },
+       [](Tensor& x, A) -> const Tensor& { return x.sub_(3); },
        unary_ref([](double x) { return x - 3; })},
       {"mul_",
        "mul_",
@@ -120,7 +120,7 @@ void register_inplace_cases() {
        -5,
        5,
        {3, 1},
-       [](Tensor& x, A a) -> Tensor& { return x.mul_(a.t(1)); },
+       [](Tensor& x, A a) -> const Tensor& { return x.mul_(a.t(1)); },
        ref_binary([](double x, double y) { return x * y; })},
       {"mul_scalar_",
        "mul_",
@@ -130,7 +130,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.mul_(3); },
+       [](Tensor& x, A) -> const Tensor& { return x.mul_(3); },
        unary_ref([](double x) { return x * 3; })},
       {"div_",
        "div_",
@@ -140,7 +140,7 @@ void register_inplace_cases() {
        -5,
        5,
        {4},
-       [](Tensor& x, A a) -> Tensor& { return x.div_(a.t(1)); },
+       [](Tensor& x, A a) -> const Tensor& { return x.div_(a.t(1)); },
        ref_binary([](double x, double y) { return x / y; }),
        true},
       {"div_scalar_",
@@ -151,7 +151,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.div_(4); },
+       [](Tensor& x, A) -> const Tensor& { return x.div_(4); },
        unary_ref([](double x) { return x / 4; })},
       {"pow_",
        "pow_",
@@ -161,7 +161,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.pow_(2); },
+       [](Tensor& x, A) -> const Tensor& { return x.pow_(2); },
        unary_ref([](double x) { return x * x; })},
       {"neg_",
        "neg_",
@@ -171,7 +171,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.neg_(); },
+       [](Tensor& x, A) -> const Tensor& { return x.neg_(); },
        unary_ref([](double x) { return -x; })},
       {"abs_",
        "abs_",
@@ -181,7 +181,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.abs_(); },
+       [](Tensor& x, A) -> const Tensor& { return x.abs_(); },
        unary_ref([](double x) { return std::abs(x); })},
       {"exp_",
        "exp_",
@@ -191,7 +191,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.exp_(); },
+       [](Tensor& x, A) -> const Tensor& { return x.exp_(); },
        unary_ref([](double x) { return std::exp(x); })},
       {"log_",
        "log_",
@@ -201,7 +201,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.log_(); },
+       [](Tensor& x, A) -> const Tensor& { return x.log_(); },
        unary_ref([](double x) { return std::log(x); })},
       {"sqrt_",
        "sqrt_",
@@ -211,7 +211,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.sqrt_(); },
+       [](Tensor& x, A) -> const Tensor& { return x.sqrt_(); },
        unary_ref([](double x) { return std::sqrt(x); })},
       {"relu_",
        "relu_",
@@ -221,7 +221,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.relu_(); },
+       [](Tensor& x, A) -> const Tensor& { return x.relu_(); },
        unary_ref([](double x) { return x > 0 ? x : 0; })},
       {"sigmoid_",
        "sigmoid_",
@@ -231,7 +231,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.sigmoid_(); },
+       [](Tensor& x, A) -> const Tensor& { return x.sigmoid_(); },
        unary_ref([](double x) { return 1 / (1 + std::exp(-x)); })},
       {"tanh_",
        "tanh_",
@@ -241,7 +241,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.tanh_(); },
+       [](Tensor& x, A) -> const Tensor& { return x.tanh_(); },
        unary_ref([](double x) { return std::tanh(x); })},
       {"clamp_",
        "clamp_",
@@ -251,7 +251,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.clamp_(1, 4); },
+       [](Tensor& x, A) -> const Tensor& { return x.clamp_(1, 4); },
        unary_ref([](double x) { return std::min(std::max(x, 1.0), 4.0); })},
       {"masked_fill_",
        "masked_fill_",
@@ -261,7 +261,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& { return x.masked_fill_(x > 0, 1); },
+       [](Tensor& x, A) -> const Tensor& { return x.masked_fill_(x > 0, 1); },
        unary_ref([](double x) { return x > 0 ? 1 : x; })},
       {"operator_add_assign",
        "operator+=",
@@ -271,7 +271,7 @@ void register_inplace_cases() {
        -5,
        5,
        {3, 4},
-       [](Tensor& x, A a) -> Tensor& { return x += a.t(1); },
+       [](Tensor& x, A a) -> const Tensor& { return x += a.t(1); },
        ref_binary([](double x, double y) { return x + y; })},
       {"operator_sub_assign",
        "operator-=",
@@ -281,7 +281,7 @@ void register_inplace_cases() {
        0,
        5,
        {4},
-       [](Tensor& x, A a) -> Tensor& { return x -= a.t(1); },
+       [](Tensor& x, A a) -> const Tensor& { return x -= a.t(1); },
        ref_binary([](double x, double y) { return x - y; })},
       {"operator_mul_assign",
        "operator*=",
@@ -291,7 +291,7 @@ void register_inplace_cases() {
        -5,
        5,
        {3, 1},
-       [](Tensor& x, A a) -> Tensor& { return x *= a.t(1); },
+       [](Tensor& x, A a) -> const Tensor& { return x *= a.t(1); },
        ref_binary([](double x, double y) { return x * y; })},
       {"operator_div_assign",
        "operator/=",
@@ -301,7 +301,7 @@ void register_inplace_cases() {
        -5,
        5,
        {4},
-       [](Tensor& x, A a) -> Tensor& { return x /= a.t(1); },
+       [](Tensor& x, A a) -> const Tensor& { return x /= a.t(1); },
        ref_binary([](double x, double y) { return x / y; }),
        true},
       {"operator_scalar_assign",
@@ -312,7 +312,7 @@ void register_inplace_cases() {
        0,
        0,
        {},
-       [](Tensor& x, A) -> Tensor& {
+       [](Tensor& x, A) -> const Tensor& {
          x += 1;
          x -= 0.5;
          x *= 2;
@@ -332,7 +332,8 @@ void register_inplace_cases() {
                 },
             .run =
                 [](const Args& a) {
-                  return in_place(a, [&](Tensor& self) -> Tensor& { return self.add_(a.t(1)); });
+                  return in_place(a,
+                                  [&](Tensor& self) -> const Tensor& { return self.add_(a.t(1)); });
                 },
             .reference = ref_binary([](double x, double y) { return x + y; })});
   add_case({.name = "mul_int_other_",
@@ -344,7 +345,8 @@ void register_inplace_cases() {
                 },
             .run =
                 [](const Args& a) {
-                  return in_place(a, [&](Tensor& self) -> Tensor& { return self.mul_(a.t(1)); });
+                  return in_place(a,
+                                  [&](Tensor& self) -> const Tensor& { return self.mul_(a.t(1)); });
                 },
             .reference = ref_binary([](double x, double y) { return x * y; })});
   // `x[i] += y` writes through the view x[i] (the rvalue operator)

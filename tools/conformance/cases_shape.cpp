@@ -188,6 +188,35 @@ void register_shape_cases() {
                   }
                   return Outputs{values({4, 4}, s0, kDouble), values({3, 3}, s1, kDouble)};
                 }});
+  // advanced indexing (Tensor::index, core/src/indexing.cpp): a composite of index_select
+  add_case(
+      {.name = "index_advanced",
+       .op = "index_select",
+       .gradient = true,
+       .dtypes = kAll,
+       .inputs =
+           [](ScalarType d) {
+             return Args{sample({3, 4}, d, -5, 5, 9), index_tensor({3}, {3, 0, 3}),
+                         index_tensor({2}, {2, 0})};
+           },
+       .run =
+           [](const Args& a) {
+             using kiln::indexing::Slice;
+             return Outputs{a.t(0).index({Slice(), a.t(1)}), a.t(0).index({a.t(2), Slice(1, 3)})};
+           },
+       .reference =
+           [](const Args& a, ScalarType) {
+             std::vector<double> x = host_values(a.t(0)), i0 = host_values(a.t(1)),
+                                 i1 = host_values(a.t(2));
+             std::vector<double> s0, s1;
+             for (int r = 0; r < 3; ++r) {
+               for (double c : i0) s0.push_back(x[r * 4 + static_cast<int>(c)]);
+             }
+             for (double r : i1) {
+               for (int c = 1; c < 3; ++c) s1.push_back(x[static_cast<int>(r) * 4 + c]);
+             }
+             return Outputs{values({3, 3}, s0, kDouble), values({2, 2}, s1, kDouble)};
+           }});
   // accumulating writes: repeated indices add up
   add_case({.name = "index_add",
             .op = "index_add",

@@ -141,6 +141,29 @@ class KILN_API InferenceMode {
   bool previous_inference_;
 };
 
+// Anomaly detection, as torch::autograd::AnomalyMode: while enabled (for every thread), the
+// backward pass checks each node's gradients and throws when one holds a NaN, naming the node
+// ("Function 'DivBackward0' returned nan values in its 1th output."). For debugging: each check
+// reads the gradient on the host.
+struct KILN_API AnomalyMode {
+  static bool is_enabled();
+  static bool should_check_nan();
+  static void set_enabled(bool enabled, bool check_nan = true);
+};
+
+// Enables anomaly detection for a scope, restoring the previous state.
+class KILN_API DetectAnomalyGuard {
+ public:
+  explicit DetectAnomalyGuard(bool check_nan = true);
+  ~DetectAnomalyGuard();
+  DetectAnomalyGuard(const DetectAnomalyGuard&) = delete;
+  DetectAnomalyGuard& operator=(const DetectAnomalyGuard&) = delete;
+
+ private:
+  bool previous_enabled_;
+  bool previous_check_nan_;
+};
+
 // Computes the gradients of `tensors` with respect to the graph leaves and accumulates them in
 // their .grad(). grad_tensors: one per tensor (may be empty for scalar outputs, meaning 1).
 KILN_API void backward(const std::vector<Tensor>& tensors,

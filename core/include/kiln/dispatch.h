@@ -37,6 +37,37 @@ constexpr int kNumDispatchKeys = 3;
 constexpr uint8_t key_bit(DispatchKey k) { return static_cast<uint8_t>(1u << static_cast<int>(k)); }
 KILN_API const char* dispatch_key_name(DispatchKey k);
 
+// A set of dispatch keys, as libtorch's DispatchKeySet. kiln's keys are the three above: one
+// Autograd key serves every device (libtorch's AutogradCPU, AutogradCUDA, ...), and kiln has no
+// InplaceOrView key (views and version counters are handled in the Backend layer).
+class DispatchKeySet {
+ public:
+  constexpr DispatchKeySet() = default;
+  constexpr explicit DispatchKeySet(DispatchKey k) : bits_(key_bit(k)) {}
+  static constexpr DispatchKeySet from_bits(uint8_t bits) {
+    DispatchKeySet s;
+    s.bits_ = bits;
+    return s;
+  }
+  constexpr bool has(DispatchKey k) const { return (bits_ & key_bit(k)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
+  constexpr bool isSupersetOf(DispatchKeySet o) const { return (bits_ & o.bits_) == o.bits_; }
+  constexpr uint8_t raw_repr() const { return bits_; }
+  constexpr DispatchKeySet operator|(DispatchKeySet o) const { return from_bits(bits_ | o.bits_); }
+  constexpr DispatchKeySet operator&(DispatchKeySet o) const { return from_bits(bits_ & o.bits_); }
+  constexpr DispatchKeySet operator-(DispatchKeySet o) const {
+    return from_bits(static_cast<uint8_t>(bits_ & ~o.bits_));
+  }
+  constexpr DispatchKeySet add(DispatchKey k) const { return *this | DispatchKeySet(k); }
+  constexpr DispatchKeySet remove(DispatchKey k) const { return *this - DispatchKeySet(k); }
+  friend constexpr bool operator==(DispatchKeySet a, DispatchKeySet b) = default;
+
+ private:
+  uint8_t bits_ = 0;
+};
+// The keys of autograd (libtorch's autograd_dispatch_keyset).
+constexpr DispatchKeySet autograd_dispatch_keyset{DispatchKey::Autograd};
+
 namespace detail {
 // Per-thread dispatch state. Grad mode off = Autograd excluded.
 struct LocalDispatchState {
@@ -49,6 +80,25 @@ struct LocalDispatchState {
 };
 KILN_API LocalDispatchState& local_dispatch_state();
 }  // namespace detail
+
+// This thread's included and excluded keys (libtorch's c10::impl TLS queries): a key set is
+// included (excluded) when all its keys are. Grad mode off excludes Autograd.
+namespace impl {
+inline DispatchKeySet tls_local_included() {
+  return DispatchKeySet::from_bits(detail::local_dispatch_state().included);
+}
+inline DispatchKeySet tls_local_excluded() {
+  return DispatchKeySet::from_bits(detail::local_dispatch_state().excluded);
+}
+inline bool tls_is_dispatch_key_included(DispatchKey k) { return tls_local_included().has(k); }
+inline bool tls_is_dispatch_key_excluded(DispatchKey k) { return tls_local_excluded().has(k); }
+inline bool tls_is_dispatch_keyset_included(DispatchKeySet ks) {
+  return tls_local_included().isSupersetOf(ks);
+}
+inline bool tls_is_dispatch_keyset_excluded(DispatchKeySet ks) {
+  return tls_local_excluded().isSupersetOf(ks);
+}
+}  // namespace impl
 
 // Adds `key` to this thread's excluded set for the guard's lifetime.
 class KILN_API ExcludeDispatchKeyGuard {

@@ -64,8 +64,10 @@ constexpr bool is_integral(ScalarType t, bool include_bool) {
   return (t >= kByte && t <= kLong) || (include_bool && t == kBool);
 }
 
-// The default floating dtype (float32), as torch.get_default_dtype().
-constexpr ScalarType default_float_dtype() { return kFloat; }
+// The default floating dtype (float32 unless set_default_dtype changed it), as
+// torch.get_default_dtype(): the dtype of floating factories without a dtype, of floating
+// numbers in kiln::tensor and type promotion, and of floating results of integer inputs.
+KILN_API ScalarType default_float_dtype();
 
 // The smallest dtype both a and b convert to without losing range or kind, as
 // torch.promote_types: uint8 + int8 -> int16, float16 + bfloat16 -> float32, bool + x -> x.
@@ -121,5 +123,34 @@ template <>
 constexpr ScalarType scalar_type_of<double>() {
   return kDouble;
 }
+
+// libtorch's caffe2::TypeMeta, as far as its default-dtype API uses it: a dtype as a value
+// with an item size and a name. It compares equal to its ScalarType.
+class TypeMeta {
+ public:
+  constexpr TypeMeta() = default;  // float32
+  static constexpr TypeMeta fromScalarType(ScalarType t) { return TypeMeta(t); }
+  template <class T>
+  static constexpr TypeMeta Make() {
+    return TypeMeta(scalar_type_of<T>());
+  }
+  constexpr ScalarType toScalarType() const { return type_; }
+  size_t itemsize() const { return element_size(type_); }
+  const char* name() const { return dtype_name(type_); }
+  friend constexpr bool operator==(TypeMeta a, TypeMeta b) { return a.type_ == b.type_; }
+  friend constexpr bool operator==(TypeMeta a, ScalarType b) { return a.type_ == b; }
+
+ private:
+  constexpr explicit TypeMeta(ScalarType t) : type_(t) {}
+  ScalarType type_ = kFloat;
+};
+constexpr TypeMeta scalarTypeToTypeMeta(ScalarType t) { return TypeMeta::fromScalarType(t); }
+constexpr ScalarType typeMetaToScalarType(TypeMeta m) { return m.toScalarType(); }
+
+// Sets the default floating dtype for every thread (a floating dtype; others are refused),
+// as torch::set_default_dtype.
+KILN_API void set_default_dtype(TypeMeta dtype);
+KILN_API TypeMeta get_default_dtype();
+inline ScalarType get_default_dtype_as_scalartype() { return default_float_dtype(); }
 
 }  // namespace kiln

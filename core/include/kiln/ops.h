@@ -6,6 +6,7 @@
 #include <kiln/export.h>
 #include <kiln/tensor.h>
 
+#include <concepts>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -72,6 +73,9 @@ KILN_API Tensor pow(const Tensor& a, const Scalar& exponent);
 KILN_API Tensor pow(const Scalar& a, const Tensor& exponent);
 KILN_API Tensor maximum(const Tensor& a, const Tensor& b);  // NaN propagates
 KILN_API Tensor minimum(const Tensor& a, const Tensor& b);
+// The binary forms of max and min: maximum and minimum, as libtorch's.
+KILN_API Tensor max(const Tensor& a, const Tensor& b);
+KILN_API Tensor min(const Tensor& a, const Tensor& b);
 KILN_API Tensor neg(const Tensor& x);
 KILN_API Tensor abs(const Tensor& x);
 KILN_API Tensor sign(const Tensor& x);
@@ -143,6 +147,21 @@ KILN_API Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullop
                        bool keepdim = false);
 // log(sum(exp(x))) computed stably (subtracting the maximum first).
 KILN_API Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim = false);
+// exp(x) / sum(exp(x)) along dim and its logarithm, stably; x is first converted to dtype when
+// given. These are kiln::nn::functional::softmax and log_softmax; they are templates only so
+// that an unqualified call that finds both (inside kiln::nn::functional, by argument-dependent
+// lookup) picks the non-template one instead of being ambiguous.
+namespace detail {
+KILN_API Tensor softmax_of(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype, bool log);
+}  // namespace detail
+template <std::same_as<Tensor> T>
+Tensor softmax(const T& x, int64_t dim, std::optional<ScalarType> dtype = std::nullopt) {
+  return detail::softmax_of(x, dim, dtype, /*log=*/false);
+}
+template <std::same_as<Tensor> T>
+Tensor log_softmax(const T& x, int64_t dim, std::optional<ScalarType> dtype = std::nullopt) {
+  return detail::softmax_of(x, dim, dtype, /*log=*/true);
+}
 // Variance with Bessel's correction by default (correction = 1), standard deviation.
 KILN_API Tensor var(const Tensor& x, IntArrayRef dims = {}, int64_t correction = 1,
                     bool keepdim = false);
@@ -198,6 +217,8 @@ KILN_API Tensor select(const Tensor& x, int64_t dim, int64_t index);
 KILN_API Tensor repeat(const Tensor& x, IntArrayRef repeats);
 KILN_API Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 KILN_API Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+// The indices of the nonzero elements of x: int64 [count, x.dim()], in row-major order.
+KILN_API Tensor nonzero(const Tensor& x);
 // x with source's slices added at `index` (1-D int64/int32) along dim: out[..., index[i], ...] +=
 // source[..., i, ...]. Repeated indices accumulate. The gradient of index_select.
 KILN_API Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);

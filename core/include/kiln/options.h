@@ -9,6 +9,10 @@
 
 namespace kiln {
 
+// How a tensor's elements are laid out: kiln has strided tensors only (libtorch's kStrided).
+enum class Layout : int8_t { Strided };
+constexpr Layout kStrided = Layout::Strided;
+
 class TensorOptions {
  public:
   TensorOptions() = default;
@@ -27,6 +31,8 @@ class TensorOptions {
     o.device_ = d;
     return o;
   }
+  // Only kStrided exists; the setter is there for code written against libtorch.
+  TensorOptions layout(Layout) const { return *this; }
   TensorOptions requires_grad(bool r) const {
     TensorOptions o = *this;
     o.requires_grad_ = r;
@@ -40,6 +46,7 @@ class TensorOptions {
   // The device, or the CPU when none was given (as libtorch's factories).
   Device device() const { return device_.value_or(Device(kCPU)); }
   bool requires_grad() const { return requires_grad_; }
+  Layout layout() const { return kStrided; }
 
  private:
   std::optional<ScalarType> dtype_;
@@ -50,5 +57,6 @@ class TensorOptions {
 inline TensorOptions dtype(ScalarType d) { return TensorOptions().dtype(d); }
 inline TensorOptions device(Device d) { return TensorOptions().device(d); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+inline TensorOptions layout(Layout l) { return TensorOptions().layout(l); }
 
 }  // namespace kiln

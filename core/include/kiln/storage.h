@@ -27,6 +27,13 @@ class KILN_API Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Whether grow() may replace the memory: false for memory the caller owns (from_blob).
+  bool resizable() const { return from_allocator_; }
+  // Exchanges the memory of two storages of one device (Tensor::resize_ grows a storage this
+  // way, for every tensor sharing it); the version counters stay. Not thread-safe against
+  // concurrent use of either storage.
+  void swap_memory(Storage& other);
+
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
   // For core's factories: a tensor they just made and filled starts at version 0, as in PyTorch

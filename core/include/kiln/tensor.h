@@ -36,12 +36,14 @@
 #include <ostream>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace kiln {
 
 class Tensor;
 class TensorIndex;
+class DispatchKeySet;  // kiln/dispatch.h
 using TensorList = ArrayRef<Tensor>;
 
 namespace autograd {
@@ -81,6 +83,18 @@ class KILN_API Tensor {
   // An undefined tensor (defined() is false), as libtorch's default-constructed Tensor.
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  ~Tensor() = default;
+
+  // Assigning to a named tensor rebinds the handle; assigning to a temporary (`x[0] = y`,
+  // `x.index({Slice(), 1}) = 0`) writes into it, so through a view into its base, as libtorch's:
+  // copy_ for a tensor, fill_ for a number. Advanced indexing gives a copy: use index_put_.
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  Tensor& operator=(const Tensor& src) &&;
+  Tensor& operator=(Tensor&& src) &&;
+  Tensor& operator=(const Scalar& value) &&;
 
   // --- properties -------------------------------------------------------------------------
   bool defined() const { return impl_ != nullptr; }
@@ -113,20 +127,34 @@ class KILN_API Tensor {
   // backward.
   bool is_inference() const { return impl().inference; }
   Tensor& set_requires_grad(bool requires_grad);
-  Tensor& requires_grad_(bool requires_grad = true) { return set_requires_grad(requires_grad); }
+  const Tensor& requires_grad_(bool requires_grad = true) const;
+  // Always kStrided: kiln has no sparse or other layouts.
+  Layout layout() const { return kStrided; }
+  // The dispatch keys the dispatcher sees on this tensor (see kiln/dispatch.h).
+  DispatchKeySet key_set() const;
 
   // --- autograd (kiln/autograd.h) -----------------------------------------------------------
   // The accumulated gradient of a leaf (or of a non-leaf after retain_grad()); undefined if none.
   const Tensor& grad() const;
-  Tensor& mutable_grad();
+  Tensor& mutable_grad() const;
   void set_grad(const Tensor& grad);
   // Gradient of this tensor with respect to the graph leaves, accumulated into their grad().
-  // `gradient` may be omitted for a one-element tensor.
+  // `gradient` may be omitted for a one-element tensor. With `inputs`, only their grad() is
+  // accumulated (leaves or not), as torch::autograd::backward's.
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
-                bool create_graph = false) const;
+                bool create_graph = false, std::optional<TensorList> inputs = std::nullopt) const;
   // A tensor sharing this one's data, outside the graph (requires_grad false).
   Tensor detach() const;
-  Tensor& detach_();
+  const Tensor& detach_() const;
+  // libtorch's Tensor::data(): this tensor's data outside the graph, as a leaf that does not
+  // require grad and is not a view (PyTorch's variable_data()). Unlike PyTorch, it shares the
+  // version counter (kiln keeps it on the storage), so changing it in place is still caught by
+  // a backward that saved this tensor.
+  Tensor data() const;
+  // Makes this tensor use new_data's storage, sizes, strides and dtype, keeping its autograd
+  // identity (requires_grad, grad, hooks), as libtorch's set_data. Both must be on the same
+  // device type.
+  void set_data(const Tensor& new_data) const;
   // Keeps grad() for this non-leaf tensor after backward.
   void retain_grad() const;
   bool retains_grad() const;
@@ -137,6 +165,16 @@ class KILN_API Tensor {
   // Calls hook with this tensor's gradient during backward; a defined result replaces it.
   // Returns the hook's index.
   unsigned register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  // A hook that returns nothing only observes the gradient.
+  template <class Hook>
+    requires std::is_void_v<std::invoke_result_t<Hook&, const Tensor&>>
+  unsigned register_hook(Hook hook) const {
+    return register_hook(
+        std::function<Tensor(const Tensor&)>([hook = std::move(hook)](const Tensor& grad) mutable {
+          hook(grad);
+          return Tensor();
+        }));
+  }
   // The storage's version counter (bumped by every in-place change).
   uint32_t _version() const { return impl().storage->version(); }
 
@@ -161,9 +199,9 @@ class KILN_API Tensor {
   Tensor clone() const;
   Tensor contiguous() const;
   // Copies src into this tensor (broadcasting src, converting dtype, across devices).
-  Tensor& copy_(const Tensor& src);
-  Tensor& fill_(const Scalar& value);
-  Tensor& zero_() { return fill_(0); }
+  const Tensor& copy_(const Tensor& src) const;
+  const Tensor& fill_(const Scalar& value) const;
+  const Tensor& zero_() const { return fill_(0); }
 
   // --- views (share storage) ----------------------------------------------------------------
   Tensor view(IntArrayRef sizes) const;
@@ -188,14 +226,22 @@ class KILN_API Tensor {
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
-  // x[i]: select(0, i).
+  // x[i]: select(0, i); x[idx] with an integer or bool tensor: index({idx}).
   Tensor operator[](int64_t index) const { return select(0, index); }
-  // x.index({Slice(0, 2), 1, None, Ellipsis}) as libtorch's.
+  Tensor operator[](const Tensor& index) const;
+  // x.index({Slice(0, 2), 1, None, Ellipsis, idx}) as libtorch's (kiln/indexing.h): integers,
+  // slices, None and Ellipsis give views; int64 and bool tensors index as PyTorch's advanced
+  // indexing and give a copy.
   Tensor index(ArrayRef<TensorIndex> indices) const;
   Tensor index(std::initializer_list<TensorIndex> indices) const;
-  // x.index_put_({Slice(), 0}, value): writes into the view the indices select.
-  Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value);
+  // x.index_put_({Slice(), idx}, value): writes value (broadcast) where the indices point;
+  // accumulate adds instead, repeated indices adding up (kiln/indexing.h).
+  const Tensor& index_put_(ArrayRef<TensorIndex> indices, const Tensor& value,
+                           bool accumulate = false) const;
+  const Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value,
+                           bool accumulate = false) const;
+  const Tensor& index_put_(ArrayRef<TensorIndex> indices, const Scalar& value) const;
+  const Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value) const;
 
   // --- math (see kiln/ops.h for each operator's contract) ------------------------------------
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
@@ -213,6 +259,8 @@ class KILN_API Tensor {
   Tensor pow(const Scalar& exponent) const;
   Tensor maximum(const Tensor& other) const;
   Tensor minimum(const Tensor& other) const;
+  Tensor max(const Tensor& other) const { return maximum(other); }
+  Tensor min(const Tensor& other) const { return minimum(other); }
   Tensor neg() const;
   Tensor abs() const;
   Tensor sign() const;
@@ -266,6 +314,8 @@ class KILN_API Tensor {
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor logsumexp(IntArrayRef dims, bool keepdim = false) const;
+  Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor var(IntArrayRef dims = {}, int64_t correction = 1, bool keepdim = false) const;
   Tensor std(IntArrayRef dims = {}, int64_t correction = 1, bool keepdim = false) const;
   Tensor norm(const Scalar& p = 2) const;
@@ -289,34 +339,43 @@ class KILN_API Tensor {
                 bool equal_nan = false) const;
 
   // --- in place -----------------------------------------------------------------------------
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
-  Tensor& mul_(const Tensor& other);
-  Tensor& mul_(const Scalar& other);
-  Tensor& div_(const Tensor& other);
-  Tensor& div_(const Scalar& other);
-  Tensor& pow_(const Scalar& exponent);
-  Tensor& neg_();
-  Tensor& abs_();
-  Tensor& exp_();
-  Tensor& log_();
-  Tensor& sqrt_();
-  Tensor& relu_();
-  Tensor& sigmoid_();
-  Tensor& tanh_();
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  const Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& add_(const Scalar& other, const Scalar& alpha = 1) const;
+  const Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& sub_(const Scalar& other, const Scalar& alpha = 1) const;
+  const Tensor& mul_(const Tensor& other) const;
+  const Tensor& mul_(const Scalar& other) const;
+  const Tensor& div_(const Tensor& other) const;
+  const Tensor& div_(const Scalar& other) const;
+  const Tensor& pow_(const Scalar& exponent) const;
+  const Tensor& neg_() const;
+  const Tensor& abs_() const;
+  const Tensor& exp_() const;
+  const Tensor& log_() const;
+  const Tensor& sqrt_() const;
+  const Tensor& relu_() const;
+  const Tensor& sigmoid_() const;
+  const Tensor& tanh_() const;
+  const Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  const Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
   // Fills with values drawn uniformly from [from, to) / normally with mean and std, from the
   // default generator. Like every in-place fill, the old value gets a zero gradient (PyTorch's
   // UniformBackward0); initializers run them under NoGradGuard.
-  Tensor& uniform_(double from = 0, double to = 1);
-  Tensor& normal_(double mean = 0, double std = 1);
-  // Integers uniform in [from, to) (as doubles for floating tensors).
-  Tensor& random_(int64_t from, int64_t to);
+  const Tensor& uniform_(double from = 0, double to = 1) const;
+  const Tensor& normal_(double mean = 0, double std = 1) const;
+  // Integers uniform in [from, to) (as doubles for floating tensors); without `to`, up to the
+  // largest integer the dtype holds exactly, inclusive (2^24 for float32, 2^53 for float64, the
+  // maximum for integers), as PyTorch's.
+  const Tensor& random_(int64_t from, std::optional<int64_t> to) const;
   // Integers uniform in [0, to).
-  Tensor& random_(int64_t to) { return random_(0, to); }
+  const Tensor& random_(int64_t to) const { return random_(0, to); }
+  // Integers uniform in [0, the largest integer the dtype holds exactly].
+  const Tensor& random_() const { return random_(0, std::nullopt); }
+  // Changes the sizes to `sizes` (contiguous strides), keeping the storage when it is large
+  // enough and growing it (old elements kept) otherwise; new elements are uninitialized. As
+  // PyTorch's, refused for a tensor that requires grad while grad mode is on, and for storage
+  // the tensor does not own (from_blob) when it must grow.
+  const Tensor& resize_(IntArrayRef sizes) const;
 
   // "tensor([[1., 2.],\n        [3., 4.]])", exactly as PyTorch prints it.
   std::string str() const;

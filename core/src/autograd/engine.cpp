@@ -7,7 +7,9 @@
 
 #include <kiln/autograd.h>
 #include <kiln/error.h>
+#include <kiln/ops.h>
 
+#include <atomic>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -116,6 +118,25 @@ Tensor checked_gradient(const Node& from, size_t index, const Edge& edge, Tensor
   return g;
 }
 
+std::atomic<bool> g_anomaly_enabled{false};
+std::atomic<bool> g_anomaly_check_nan{true};
+
+// Anomaly mode's check of a node's results, as PyTorch's (engine.cpp, call_function).
+void check_nan(const Node& n, const std::vector<Tensor>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& g = outputs[i];
+    if (!g.defined() || !g.is_floating_point()) continue;
+    bool nan = false;
+    {
+      NoGradGuard no_grad;  // a check, not part of any graph
+      nan = isnan(g).any().item<bool>();
+    }
+    if (nan) {
+      throw Error(str("Function '", n.name(), "' returned nan values in its ", i, "th output."));
+    }
+  }
+}
+
 void execute(GraphTask& task, Node* n) {
   std::vector<Tensor> grads = std::move(task.buffers[n]);
   task.buffers.erase(n);
@@ -134,6 +155,7 @@ void execute(GraphTask& task, Node* n) {
   if (task.capturing && task.needed.count(n) == 0) return;
   std::vector<Tensor> outputs = n->apply(std::move(grads));
   if (!task.keep_graph) n->release_variables();
+  if (AnomalyMode::is_enabled() && AnomalyMode::should_check_nan()) check_nan(*n, outputs);
   const std::vector<Edge>& edges = n->next_edges();
   for (size_t i = 0; i < edges.size() && i < outputs.size(); ++i) {
     if (!edges[i].is_valid() || !outputs[i].defined()) continue;
@@ -197,6 +219,22 @@ void collect_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>
 }
 
 }  // namespace
+
+bool AnomalyMode::is_enabled() { return g_anomaly_enabled.load(std::memory_order_relaxed); }
+bool AnomalyMode::should_check_nan() { return g_anomaly_check_nan.load(std::memory_order_relaxed); }
+void AnomalyMode::set_enabled(bool enabled, bool check_nan) {
+  g_anomaly_enabled.store(enabled, std::memory_order_relaxed);
+  g_anomaly_check_nan.store(check_nan, std::memory_order_relaxed);
+}
+
+DetectAnomalyGuard::DetectAnomalyGuard(bool check_nan)
+    : previous_enabled_(AnomalyMode::is_enabled()),
+      previous_check_nan_(AnomalyMode::should_check_nan()) {
+  AnomalyMode::set_enabled(true, check_nan);
+}
+DetectAnomalyGuard::~DetectAnomalyGuard() {
+  AnomalyMode::set_enabled(previous_enabled_, previous_check_nan_);
+}
 
 Node::Node() {
   static std::atomic<uint64_t> next{0};

@@ -33,7 +33,7 @@ AutoGradMode::~AutoGradMode() { GradMode::set_enabled(previous_); }
 InferenceMode::InferenceMode(bool enabled)
     : previous_grad_(GradMode::is_enabled()), previous_inference_(t_inference_mode) {
   t_inference_mode = enabled;
-  if (enabled) GradMode::set_enabled(false);
+  GradMode::set_enabled(!enabled);  // InferenceMode(false) turns grad mode on, as PyTorch's
 }
 InferenceMode::~InferenceMode() {
   t_inference_mode = previous_inference_;

@@ -74,7 +74,7 @@ const Tensor& Tensor::grad() const {
   return undefined;
 }
 
-Tensor& Tensor::mutable_grad() { return meta(*this).grad; }
+Tensor& Tensor::mutable_grad() const { return meta(*this).grad; }
 
 void Tensor::set_grad(const Tensor& grad) {
   if (grad.defined()) {
@@ -86,9 +86,15 @@ void Tensor::set_grad(const Tensor& grad) {
   meta(*this).grad = grad;
 }
 
-void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph,
-                      bool create_graph) const {
-  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph,
+                      std::optional<TensorList> inputs) const {
+  std::vector<Tensor> input_list;
+  if (inputs) {
+    KILN_CHECK_VALUE(!inputs->empty(), "backward: 'inputs' argument to backward() cannot be ",
+                     "empty (pass std::nullopt for all the leaves)");
+    input_list = inputs->vec();
+  }
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph, input_list);
 }
 
 Tensor Tensor::detach() const {
@@ -98,7 +104,7 @@ Tensor Tensor::detach() const {
   return out;
 }
 
-Tensor& Tensor::detach_() {
+const Tensor& Tensor::detach_() const {
   if (autograd::AutogradMeta* m = meta_if(*this)) {
     m->grad_fn.reset();
     m->output_nr = 0;

@@ -175,39 +175,39 @@ Tensor bitwise_or(const Tensor& a, const Tensor& b) { return detail::bitwise_or_
 Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return detail::bitwise_xor_op(a, b); }
 
 // --- in-place methods ---------------------------------------------------------------------------
-Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) {
+const Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) const {
   detail::add__op(*this, other, alpha);
   return *this;
 }
-Tensor& Tensor::add_(const Scalar& other, const Scalar& alpha) {
+const Tensor& Tensor::add_(const Scalar& other, const Scalar& alpha) const {
   detail::add__op(*this, wrap_for(*this, other), alpha);
   return *this;
 }
-Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) {
+const Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) const {
   detail::sub__op(*this, other, alpha);
   return *this;
 }
-Tensor& Tensor::sub_(const Scalar& other, const Scalar& alpha) {
+const Tensor& Tensor::sub_(const Scalar& other, const Scalar& alpha) const {
   detail::sub__op(*this, wrap_for(*this, other), alpha);
   return *this;
 }
-Tensor& Tensor::mul_(const Tensor& other) {
+const Tensor& Tensor::mul_(const Tensor& other) const {
   detail::mul__op(*this, other);
   return *this;
 }
-Tensor& Tensor::mul_(const Scalar& other) {
+const Tensor& Tensor::mul_(const Scalar& other) const {
   detail::mul__op(*this, wrap_for(*this, other));
   return *this;
 }
-Tensor& Tensor::div_(const Tensor& other) {
+const Tensor& Tensor::div_(const Tensor& other) const {
   detail::div__op(*this, other);
   return *this;
 }
-Tensor& Tensor::div_(const Scalar& other) {
+const Tensor& Tensor::div_(const Scalar& other) const {
   detail::div__op(*this, wrap_for(*this, other));
   return *this;
 }
-Tensor& Tensor::pow_(const Scalar& exponent) {
+const Tensor& Tensor::pow_(const Scalar& exponent) const {
   detail::pow__op(*this, wrap_for(*this, exponent));
   return *this;
 }

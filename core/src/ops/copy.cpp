@@ -93,12 +93,12 @@ bool copy_op_has_kernel(Device device) { return copy_op.has_plugin_kernel(device
 
 }  // namespace detail
 
-Tensor& Tensor::copy_(const Tensor& src) {
+const Tensor& Tensor::copy_(const Tensor& src) const {
   detail::copy_op(*this, src);
   return *this;
 }
 
-Tensor& Tensor::fill_(const Scalar& value) {
+const Tensor& Tensor::fill_(const Scalar& value) const {
   detail::fill_op(*this, value);
   return *this;
 }

@@ -5,6 +5,7 @@
 
 #include "../autograd/inplace.h"
 
+#include <limits>
 #include <mutex>
 
 namespace kiln {
@@ -101,20 +102,40 @@ void manual_seed(uint64_t seed) {
   g.offset = 0;
 }
 
-Tensor& Tensor::uniform_(double from, double to) {
+const Tensor& Tensor::uniform_(double from, double to) const {
   KILN_CHECK_VALUE(from <= to, "uniform_: expects from <= to, but got from=", from, " > to=", to);
   detail::uniform__op(*this, from, to);
   return *this;
 }
 
-Tensor& Tensor::normal_(double mean, double std) {
+const Tensor& Tensor::normal_(double mean, double std) const {
   KILN_CHECK_VALUE(std >= 0.0, "normal_: expects std >= 0.0, but found std ", std);
   detail::normal__op(*this, mean, std);
   return *this;
 }
 
-Tensor& Tensor::random_(int64_t from, int64_t to) {
-  detail::random__op(*this, from, to);
+const Tensor& Tensor::random_(int64_t from, std::optional<int64_t> to) const {
+  if (!to) {
+    // the largest integer the dtype holds exactly, inclusive (PyTorch's default `to`)
+    int64_t top = 0;
+    switch (dtype()) {
+      case kHalf: top = int64_t{1} << 11; break;
+      case kBFloat16: top = int64_t{1} << 8; break;
+      case kFloat: top = int64_t{1} << 24; break;
+      case kDouble: top = int64_t{1} << 53; break;
+      case kByte: top = std::numeric_limits<uint8_t>::max(); break;
+      case kChar: top = std::numeric_limits<int8_t>::max(); break;
+      case kShort: top = std::numeric_limits<int16_t>::max(); break;
+      case kInt: top = std::numeric_limits<int32_t>::max(); break;
+      case kLong: top = std::numeric_limits<int64_t>::max() - 1; break;  // `to` must fit int64
+      case kBool: top = 1; break;
+    }
+    KILN_CHECK_VALUE(from <= top, "random_: expects 'from' to be less than or equal to ", top,
+                     " (the largest integer ", dtype_name(dtype()), " holds exactly), but got ",
+                     "from=", from);
+    to = top + 1;
+  }
+  detail::random__op(*this, from, *to);
   return *this;
 }
 

@@ -168,12 +168,12 @@ Tensor clamp_max(const Tensor& x, const Scalar& max) {
   return detail::clamp_op(x, std::nullopt, max);
 }
 
-Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
+const Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) const {
   detail::clamp__op(*this, min, max);
   return *this;
 }
 
-Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+const Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
   detail::check_no_internal_overlap("masked_fill_", *this);
   copy_(kiln::masked_fill(*this, mask, value));
   return *this;

@@ -118,35 +118,35 @@ KILN_UNARY(logical_not, kToBool, kNoCast, no_backward);
 
 Tensor square(const Tensor& x) { return mul(x, x); }
 
-Tensor& Tensor::neg_() {
+const Tensor& Tensor::neg_() const {
   detail::neg__op(*this);
   return *this;
 }
-Tensor& Tensor::abs_() {
+const Tensor& Tensor::abs_() const {
   detail::abs__op(*this);
   return *this;
 }
-Tensor& Tensor::exp_() {
+const Tensor& Tensor::exp_() const {
   detail::exp__op(*this);
   return *this;
 }
-Tensor& Tensor::log_() {
+const Tensor& Tensor::log_() const {
   detail::log__op(*this);
   return *this;
 }
-Tensor& Tensor::sqrt_() {
+const Tensor& Tensor::sqrt_() const {
   detail::sqrt__op(*this);
   return *this;
 }
-Tensor& Tensor::relu_() {
+const Tensor& Tensor::relu_() const {
   detail::relu__op(*this);
   return *this;
 }
-Tensor& Tensor::sigmoid_() {
+const Tensor& Tensor::sigmoid_() const {
   detail::sigmoid__op(*this);
   return *this;
 }
-Tensor& Tensor::tanh_() {
+const Tensor& Tensor::tanh_() const {
   detail::tanh__op(*this);
   return *this;
 }

@@ -1,0 +1,127 @@
+// libtorch's autograd API shapes: hooks that return nothing, backward with `inputs`, grad's
+// signature, anomaly mode, key_set() and the dispatch TLS queries, and the leaf/grad_fn/
+// retain_grad shapes, each behaving as PyTorch 1.13 (the case says what torch gives).
+#include "check_error.h"
+
+#include <kiln/amp.h>
+#include <kiln/kiln.h>
+
+#include <boost/test/unit_test.hpp>
+
+using kiln::Tensor;
+namespace ag = kiln::autograd;
+
+BOOST_AUTO_TEST_SUITE(libtorch_autograd)
+
+BOOST_AUTO_TEST_CASE(hooks_may_return_nothing) {
+  Tensor x = kiln::tensor({1.0, 2.0}, kiln::requires_grad());
+  Tensor y = x * 3;
+  Tensor seen_leaf, seen_y;
+  x.register_hook([&](const Tensor& g) { seen_leaf = g.clone(); });
+  y.register_hook([&](Tensor g) { seen_y = g.clone(); });
+  y.register_hook([](const Tensor& g) { return g * 2; });  // a hook with a result still replaces
+  (y * y).sum().backward();
+  // torch: y = 3x = [3, 6]; d(sum y^2)/dy = 2y = [6, 12], doubled by the second hook
+  BOOST_TEST(seen_y.allclose(kiln::tensor({6.0, 12.0})));
+  BOOST_TEST(seen_leaf.allclose(kiln::tensor({36.0, 72.0})));
+  BOOST_TEST(x.grad().allclose(kiln::tensor({36.0, 72.0})));
+}
+
+BOOST_AUTO_TEST_CASE(backward_with_inputs_accumulates_only_into_them) {
+  Tensor x = kiln::tensor({1.0, 2.0}, kiln::requires_grad());
+  Tensor w = kiln::tensor({3.0, 4.0}, kiln::requires_grad());
+  Tensor h = x * w;
+  Tensor z = (h * h).sum();
+  z.backward({}, /*retain_graph=*/true, /*create_graph=*/false, {x});
+  // torch: dz/dx = 2 x w^2 = [18, 64]; w untouched
+  BOOST_TEST(x.grad().allclose(kiln::tensor({18.0, 64.0})));
+  BOOST_TEST(!w.grad().defined());
+  z.backward({}, true, false, {{h, w}});  // a non-leaf input gets its .grad() too
+  BOOST_TEST(h.grad().allclose(kiln::tensor({6.0, 16.0})));
+  BOOST_TEST(w.grad().allclose(kiln::tensor({6.0, 32.0})));
+  BOOST_TEST(x.grad().allclose(kiln::tensor({18.0, 64.0})));
+  CHECK_ERROR(kiln::ValueError, z.backward({}, true, false, std::vector<Tensor>{}),
+              "'inputs' argument to backward() cannot be empty");
+  // torch::autograd::grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+  Tensor unused = kiln::ones({1}, kiln::requires_grad());
+  std::vector<Tensor> g = ag::grad({z}, {x, unused}, {}, true, false, /*allow_unused=*/true);
+  BOOST_TEST(g[0].allclose(kiln::tensor({18.0, 64.0})));
+  BOOST_TEST(!g[1].defined());
+}
+
+BOOST_AUTO_TEST_CASE(anomaly_mode_names_the_node_that_made_nan) {
+  Tensor x = kiln::zeros({2}, kiln::requires_grad());
+  BOOST_TEST(!ag::AnomalyMode::is_enabled());
+  (kiln::sqrt(x) * 0).sum().backward();  // 0 / (2 sqrt(0)): NaN, unchecked
+  BOOST_TEST(kiln::isnan(x.grad()).all().item<bool>());
+  {
+    ag::DetectAnomalyGuard detect;
+    BOOST_TEST(ag::AnomalyMode::is_enabled());
+    // torch: RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
+    CHECK_ERROR(kiln::Error, (kiln::sqrt(x) * 0).sum().backward(),
+                "Function 'SqrtBackward0' returned nan values in its 0th output.");
+    (kiln::sqrt(x + 1) * 0).sum().backward();  // finite gradients pass
+    ag::AnomalyMode::set_enabled(true, /*check_nan=*/false);
+    (kiln::sqrt(x) * 0).sum().backward();
+  }
+  BOOST_TEST(!ag::AnomalyMode::is_enabled());
+  BOOST_TEST(ag::AnomalyMode::should_check_nan());
+}
+
+// kiln's dispatcher has three keys; key_set() says which of them a call on the tensor visits.
+BOOST_AUTO_TEST_CASE(key_set_and_tls_queries_report_kilns_dispatcher) {
+  using kiln::DispatchKey;
+  namespace impl = kiln::impl;
+  Tensor plain = kiln::ones({2});
+  Tensor tracked = kiln::ones({2}, kiln::requires_grad());
+  BOOST_TEST(plain.key_set().has(DispatchKey::Backend));
+  BOOST_TEST(!plain.key_set().has(DispatchKey::Autograd));
+  BOOST_TEST(tracked.key_set().has(DispatchKey::Autograd));
+  BOOST_TEST(!tracked.key_set().has(DispatchKey::Autocast));
+  {
+    kiln::amp::autocast region(kiln::kCPU);
+    BOOST_TEST(plain.key_set().has(DispatchKey::Autocast));
+  }
+  BOOST_TEST(!impl::tls_is_dispatch_keyset_excluded(kiln::autograd_dispatch_keyset));
+  {
+    kiln::NoGradGuard no_grad;
+    BOOST_TEST(impl::tls_is_dispatch_key_excluded(DispatchKey::Autograd));
+  }
+  {
+    kiln::InferenceMode guard;
+    BOOST_TEST(impl::tls_is_dispatch_keyset_excluded(kiln::autograd_dispatch_keyset));
+    BOOST_TEST(!impl::tls_is_dispatch_keyset_included(kiln::autograd_dispatch_keyset));
+    {
+      kiln::InferenceMode off(false);
+      BOOST_TEST(!impl::tls_is_dispatch_keyset_excluded(kiln::autograd_dispatch_keyset));
+    }
+  }
+  {
+    kiln::IncludeDispatchKeyGuard include(DispatchKey::Autocast);
+    BOOST_TEST(impl::tls_is_dispatch_key_included(DispatchKey::Autocast));
+  }
+  BOOST_TEST(!impl::tls_is_dispatch_key_included(DispatchKey::Autocast));
+}
+
+BOOST_AUTO_TEST_CASE(leaf_grad_fn_and_retain_grad_shapes) {
+  Tensor x = kiln::tensor({5.0}, kiln::requires_grad());
+  Tensor y = x * x;
+  BOOST_TEST(x.is_leaf());
+  BOOST_TEST(!y.is_leaf());
+  BOOST_TEST(y.grad_fn()->name() == "MulBackward0");
+  BOOST_TEST(x.output_nr() == 0u);
+  y.retain_grad();
+  BOOST_TEST(y.retains_grad());
+  y.backward();
+  BOOST_TEST(y.grad().item<double>() == 1.0);
+  BOOST_TEST(x.grad().item<double>() == 10.0);
+  CHECK_ERROR(kiln::Error, y.requires_grad_(false),
+              "you can only change requires_grad flags of leaf variables.");
+  const Tensor z = kiln::tensor({5.0});
+  BOOST_TEST(z.requires_grad_().requires_grad());
+  const Tensor& detached = y.detach_();
+  BOOST_TEST(detached.is_leaf());
+  BOOST_TEST(!y.requires_grad());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
