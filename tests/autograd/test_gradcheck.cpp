@@ -34,6 +34,11 @@ struct Case {
   bool second_order = true;
 };
 
+// An int64 tensor of these values on like's device (an index).
+Tensor longs(const Tensor& like, const std::vector<int64_t>& v) {
+  return kiln::tensor(v, kiln::kLong).to(like.device());
+}
+
 std::vector<Case> cases() {
   using V = std::vector<std::vector<int64_t>>;
   return {
@@ -77,6 +82,32 @@ std::vector<Case> cases() {
       {"index", V{{3, 4}},
        [](const Inputs& x) {
          return x[0].index({kiln::indexing::Slice(1, kiln::indexing::None), 2});
+       }},
+      // advanced indexing, libtorch's forms (composites of index_select, index_add and where)
+      {"index (tensor)", V{{4, 3}},
+       [](const Inputs& x) { return x[0].index({longs(x[0], {0, 2, 0, 2, 1})}); }},
+      {"index (slice, tensor)", V{{3, 4}},
+       [](const Inputs& x) {
+         return x[0].index({kiln::indexing::Slice(), longs(x[0], {0, 2, 0})});
+       }},
+      {"index (tensors apart)", V{{2, 3, 4}},
+       [](const Inputs& x) {
+         return x[0].index(
+             {longs(x[0], {0, 0, 1}), kiln::indexing::Slice(), longs(x[0], {0, 2, 0})});
+       }},
+      {"index (mask)", V{{3, 4}},
+       [](const Inputs& x) { return x[0].index({x[0].detach() > 0}); }},
+      {"index_put_ (accumulate)", V{{5, 3}, {7, 3}},
+       [](const Inputs& x) {
+         Tensor b = x[0] * 1;
+         b.index_put_({longs(x[0], {0, 2, 4, 1, 3, 0, 2})}, x[1], true);
+         return b;
+       }},
+      {"index_put_", V{{5, 3}, {3, 3}},
+       [](const Inputs& x) {
+         Tensor b = x[0] * 2;
+         b.index_put_({longs(x[0], {0, 2, 4})}, x[1]);
+         return b;
        }},
       // training mode: the fused kernels on the CPU, differentiable operators for the second
       // derivatives (create_graph)

@@ -326,9 +326,9 @@ BOOST_AUTO_TEST_CASE(modules_match_the_functional_forms_in_float32) {
       f32, tol);
   // weights are buffers, so to() moves them
   nn::MultiMarginLoss weighted(nn::MultiMarginLossOptions().weight(kiln::ones({3})));
-  BOOST_CHECK_EQUAL(weighted->named_buffers().at(0).first, "weight");
+  BOOST_CHECK_EQUAL(weighted->named_buffers()[0].key(), "weight");
   nn::MultiLabelSoftMarginLoss soft(nn::MultiLabelSoftMarginLossOptions().weight(kiln::ones({3})));
-  BOOST_CHECK_EQUAL(soft->named_buffers().at(0).first, "weight");
+  BOOST_CHECK_EQUAL(soft->named_buffers()[0].key(), "weight");
 }
 
 // The examples of libtorch's test/cpp/api/functional.cpp and modules.cpp, with their numbers.
