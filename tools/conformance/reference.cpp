@@ -60,6 +60,7 @@ const std::vector<Case>& all_cases() {
     register_shape_cases();
     register_copy_cases();
     register_random_cases();
+    register_rearrange_cases();
     return true;
   }();
   (void)built;
