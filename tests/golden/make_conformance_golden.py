@@ -618,6 +618,32 @@ def write_rearrange(w):
            T(3.5, "float32"), Int(3))
 
 
+def write_scans(w):
+    """cumsum and cumprod: int dim, then the dtype argument when given."""
+    def scan(fn):
+        return lambda t, d, *dt: fn(t, d, dtype=dt[0] if dt else None)
+    for name, fn in [("cumsum", torch.cumsum), ("cumprod", torch.cumprod)]:
+        for dt in ALL:
+            x = torch.arange(24).reshape(2, 3, 4) % 5 - 1
+            x = (x > 0) if dt == "bool" else x.to(DTYPES[dt])
+            if dt in FLOATS:
+                x = x * 0.75
+            for d in [0, 1, 2, -1]:
+                w.case(name, "%s_d%s" % (dt, str(d).replace("-", "m")), scan(fn), x, Int(d))
+        for dt, out in [("int32", "int32"), ("int64", "float64"), ("float32", "float64"),
+                        ("float16", "float32"), ("uint8", "uint8"), ("int8", "int16")]:
+            x = (torch.arange(12).reshape(3, 4) * 7 % 11).to(DTYPES[dt])
+            w.case(name, "%s_to_%s" % (dt, out), scan(fn), x, Int(1), DType(out))
+        w.case(name, "float32_0dim", scan(fn), T(2.5, "float32"), Int(0))
+        w.case(name, "float32_empty", scan(fn), torch.zeros(2, 0, 3), Int(1))
+        w.case(name, "float32_nan_inf", scan(fn), T([1.0, nan, 2.0, inf, -inf], "float32"), Int(0))
+        w.case(name, "uint8_wrap", scan(fn), T([200, 100, 250], "uint8"), Int(0), DType("uint8"))
+        w.case(name, "int64_wrap", scan(fn), T([2 ** 62, 2 ** 62, 2 ** 62], "int64"), Int(0))
+    # float32 rounding: PyTorch keeps the running sum in double on the CPU
+    x = torch.full((1000,), 0.1, dtype=torch.float32)
+    w.case("cumsum", "float32_long", scan(torch.cumsum), x, Int(0))
+
+
 def write_linalg(w):
     g = torch.Generator().manual_seed(3)
 
@@ -753,6 +779,7 @@ def main():
     write_arg_reductions(w)
     write_shapes(w)
     write_rearrange(w)
+    write_scans(w)
     write_linalg(w)
     write_conv_and_scatter(w)
     write_conversions(w)

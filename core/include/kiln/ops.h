@@ -224,6 +224,10 @@ KILN_API Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, do
 KILN_API Tensor isnan(const Tensor& x);
 
 // --- sorting, scans, rearranging and padding (issue 15) ------------------------------------
+// Inclusive scans along dim (primitives; scan.cpp): out[i] = x[0] + ... + x[i] (cumsum),
+// x[0] * ... * x[i] (cumprod), computed in `dtype` when given; integers and bool give int64.
+KILN_API Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = {});
+KILN_API Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = {});
 // Rearranging (composites of index_select, cat, narrow and views; rearrange.cpp).
 // dims reversed; each dim at most once.
 KILN_API Tensor flip(const Tensor& x, IntArrayRef dims);
