@@ -21,11 +21,37 @@ template <class T>
 using run_t = std::conditional_t<is_floating_v<T>,
                                  std::conditional_t<(sizeof(T) >= 4), double, float>, uint64_t>;
 
+template <class T>
+run_t<T> load(T v) {
+  if constexpr (is_floating_v<T>) {
+    return static_cast<run_t<T>>(static_cast<compute_t<T>>(v));
+  } else {
+    return static_cast<run_t<T>>(static_cast<int64_t>(v));  // sign-extend, then wrap
+  }
+}
+
 template <class T, bool Product>
 void scan(const T* x, T* out, int64_t outer, int64_t length, int64_t inner) {
   using R = run_t<T>;
+  if (inner == 1) {  // the scanned dim is the innermost: one running value per line
+    parallel_for(outer, std::max<int64_t>(1, kGrain / std::max<int64_t>(length, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t o = begin; o < end; ++o) {
+                     R run = R(Product ? 1 : 0);
+                     const T* src = x + o * length;
+                     T* dst = out + o * length;
+                     for (int64_t i = 0; i < length; ++i) {
+                       run = Product ? R(run * load(src[i])) : R(run + load(src[i]));
+                       dst[i] = static_cast<T>(static_cast<compute_t<T>>(run));
+                     }
+                   }
+                 });
+    return;
+  }
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
-  parallel_for(outer * blocks, std::max<int64_t>(1, kGrain / std::max<int64_t>(length * kBlock, 1)),
+  // tasks of about kGrain elements: many short lines go to one task
+  const int64_t task_size = std::max<int64_t>(length * std::min(kBlock, inner), 1);
+  parallel_for(outer * blocks, std::max<int64_t>(1, kGrain / task_size),
                [&](int64_t begin, int64_t end) {
                  R run[kBlock];
                  for (int64_t task = begin; task < end; ++task) {
@@ -38,12 +64,7 @@ void scan(const T* x, T* out, int64_t outer, int64_t length, int64_t inner) {
                      const T* src = x + base + i * inner;
                      T* dst = out + base + i * inner;
                      for (int64_t j = 0; j < w; ++j) {
-                       R v;
-                       if constexpr (is_floating_v<T>) {
-                         v = static_cast<R>(static_cast<compute_t<T>>(src[j]));
-                       } else {
-                         v = static_cast<R>(static_cast<int64_t>(src[j]));  // sign-extend, wrap
-                       }
+                       const R v = load(src[j]);
                        run[j] = Product ? R(run[j] * v) : R(run[j] + v);
                        dst[j] = static_cast<T>(static_cast<compute_t<T>>(run[j]));
                      }
