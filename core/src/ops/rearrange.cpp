@@ -29,14 +29,29 @@ DimVector unique_dims(IntArrayRef dims, int64_t ndim, const char* op) {
 Tensor flip(const Tensor& x, IntArrayRef dims) {
   DimVector wrapped = unique_dims(dims, x.dim(), "flip");
   if (x.dim() == 0) return x.clone();
-  Tensor out = x;
-  for (int64_t d : wrapped) {
-    int64_t n = x.sizes()[d];
-    if (n < 2) continue;
+  // adjacent flipped dims of a contiguous x flip as one merged dim: one pass instead of several
+  std::vector<bool> flipped(static_cast<size_t>(x.dim()), false);
+  for (int64_t d : wrapped) flipped[static_cast<size_t>(d)] = true;
+  DimVector sizes;
+  std::vector<bool> merged_flipped;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    bool f = flipped[static_cast<size_t>(d)];
+    if (f && d > 0 && flipped[static_cast<size_t>(d - 1)] && x.is_contiguous()) {
+      sizes[sizes.size() - 1] *= x.sizes()[d];
+      continue;
+    }
+    sizes.push_back(x.sizes()[d]);
+    merged_flipped.push_back(f);
+  }
+  Tensor in = x.is_contiguous() ? x.view(sizes) : x;
+  Tensor out = in;
+  for (int64_t d = 0; d < in.dim(); ++d) {
+    int64_t n = in.sizes()[d];
+    if (!merged_flipped[static_cast<size_t>(d)] || n < 2) continue;
     out = index_select(out, d, arange(n - 1, -1, -1, TensorOptions().dtype(kLong).device(
                                                          x.device())));
   }
-  return out.is_same(x) ? x.clone() : out;
+  return out.is_same(in) ? x.clone() : out.view(x.sizes());
 }
 
 Tensor fliplr(const Tensor& x) {
