@@ -25,5 +25,6 @@ void register_random(KernelTable& table);      // random.cpp
 void register_conv(KernelTable& table);        // conv.cpp
 void register_scatter(KernelTable& table);     // scatter.cpp
 void register_norm(KernelTable& table);        // norm.cpp
+void register_scan(KernelTable& table);        // scan.cpp
 
 }  // namespace kiln::cpu

@@ -557,6 +557,93 @@ def write_shapes(w):
            T([[1, 2], [3, 4]], "int64"), T([[5, 6], [7, 8]], "int64"))
 
 
+def write_rearrange(w):
+    """flip, roll, rot90, movedim, tile, repeat_interleave, split_with_sizes, tensor_split: ints
+    after the tensor are the op's lists, a count first where two lists follow."""
+    for dt in ["float32", "int64", "bool", "float16"]:
+        x = torch.arange(24).reshape(2, 3, 4)
+        x = (x % 3 == 0) if dt == "bool" else x.to(DTYPES[dt])
+        for dims in [(0,), (-1,), (0, 2), (2, 1, 0), ()]:
+            label = dt + "_" + ("_".join(str(d).replace("-", "m") for d in dims) or "none")
+            w.case("flip", label, lambda t, *d: torch.flip(t, d), x, *[Int(d) for d in dims])
+        w.case("fliplr", dt, torch.fliplr, x)
+        w.case("flipud", dt, torch.flipud, x)
+        for shifts, dims in [((1,), (0,)), ((-5,), (2,)), ((7, -1), (1, -1)), ((3,), ()),
+                             ((0, 2), (0, 1))]:
+            label = "%s_s%s_d%s" % (dt, "_".join(map(str, shifts)), "_".join(map(str, dims)))
+            w.case("roll", label.replace("-", "m"),
+                   lambda t, n, *r: torch.roll(t, r[:n], r[n:]), x, Int(len(shifts)),
+                   *[Int(v) for v in shifts + dims])
+        for k, dims in [(1, (0, 1)), (2, (1, 2)), (3, (2, 0)), (-1, (0, 1)), (4, (1, 2)),
+                        (5, (-1, -2))]:
+            label = "%s_k%d_%d_%d" % (dt, k, dims[0], dims[1])
+            w.case("rot90", label.replace("-", "m"), lambda t, k, a, b: torch.rot90(t, k, (a, b)),
+                   x, Int(k), Int(dims[0]), Int(dims[1]))
+        for src, dst in [((0,), (2,)), ((-1, 0), (0, 1)), ((0, 1, 2), (2, 0, 1)), ((), ())]:
+            label = "%s_%s_to_%s" % (dt, "_".join(map(str, src)) or "none",
+                                     "_".join(map(str, dst)) or "none")
+            w.case("movedim", label.replace("-", "m"),
+                   lambda t, n, *r: torch.movedim(t, r[:n], r[n:]), x, Int(len(src)),
+                   *[Int(v) for v in src + dst])
+        for reps in [(2,), (1, 2), (2, 1, 1, 2), (0, 1, 1)]:
+            w.case("tile", dt + "_" + "_".join(map(str, reps)),
+                   lambda t, *r: torch.tile(t, r), x, *[Int(r) for r in reps])
+        for reps, dim in [(2, 0), (3, -1), (2, None), (0, 1)]:
+            label = "%s_r%d_%s" % (dt, reps, "none" if dim is None else str(dim).replace("-", "m"))
+            if dim is None:
+                w.case("repeat_interleave", label, lambda t, r: torch.repeat_interleave(t, r), x,
+                       Int(reps))
+            else:
+                w.case("repeat_interleave", label, torch.repeat_interleave, x, Int(reps), Int(dim))
+        w.case("split_with_sizes", dt + "_1_3_0_d2",
+               lambda t, d, *s: torch.split(t, list(s), d), x, Int(2), Int(1), Int(3), Int(0))
+        w.case("split_with_sizes", dt + "_2_1_d1",
+               lambda t, d, *s: torch.split(t, list(s), d), x, Int(1), Int(2), Int(1))
+        for sections, dim in [(3, 2), (2, -2), (5, 1)]:
+            w.case("tensor_split_sections", "%s_%d_%d" % (dt, sections, dim),
+                   torch.tensor_split, x, Int(sections), Int(dim))
+        for idx, dim in [((1, 3), 2), ((3, 1), 2), ((-2, 7), 2), ((2,), 0)]:
+            label = "%s_%s_d%d" % (dt, "_".join(map(str, idx)), dim)
+            w.case("tensor_split_indices", label.replace("-", "m"),
+                   lambda t, d, *i: torch.tensor_split(t, i, d), x, Int(dim),
+                   *[Int(i) for i in idx])
+    w.case("flip", "float32_0dim", lambda t, *d: torch.flip(t, d), T(3.5, "float32"), Int(0))
+    w.case("flip", "float32_empty", lambda t, *d: torch.flip(t, d), torch.zeros(0, 3), Int(0),
+           Int(1))
+    w.case("roll", "float32_0dim", lambda t, n, *r: torch.roll(t, r[:n], r[n:]),
+           T(3.5, "float32"), Int(1), Int(2))
+    w.case("roll", "float32_empty", lambda t, n, *r: torch.roll(t, r[:n], r[n:]),
+           torch.zeros(0, 3), Int(2), Int(1), Int(1), Int(0), Int(1))
+    w.case("repeat_interleave", "float32_0dim", lambda t, r: torch.repeat_interleave(t, r),
+           T(3.5, "float32"), Int(3))
+
+
+def write_scans(w):
+    """cumsum and cumprod: int dim, then the dtype argument when given."""
+    def scan(fn):
+        return lambda t, d, *dt: fn(t, d, dtype=dt[0] if dt else None)
+    for name, fn in [("cumsum", torch.cumsum), ("cumprod", torch.cumprod)]:
+        for dt in ALL:
+            x = torch.arange(24).reshape(2, 3, 4) % 5 - 1
+            x = (x > 0) if dt == "bool" else x.to(DTYPES[dt])
+            if dt in FLOATS:
+                x = x * 0.75
+            for d in [0, 1, 2, -1]:
+                w.case(name, "%s_d%s" % (dt, str(d).replace("-", "m")), scan(fn), x, Int(d))
+        for dt, out in [("int32", "int32"), ("int64", "float64"), ("float32", "float64"),
+                        ("float16", "float32"), ("uint8", "uint8"), ("int8", "int16")]:
+            x = (torch.arange(12).reshape(3, 4) * 7 % 11).to(DTYPES[dt])
+            w.case(name, "%s_to_%s" % (dt, out), scan(fn), x, Int(1), DType(out))
+        w.case(name, "float32_0dim", scan(fn), T(2.5, "float32"), Int(0))
+        w.case(name, "float32_empty", scan(fn), torch.zeros(2, 0, 3), Int(1))
+        w.case(name, "float32_nan_inf", scan(fn), T([1.0, nan, 2.0, inf, -inf], "float32"), Int(0))
+        w.case(name, "uint8_wrap", scan(fn), T([200, 100, 250], "uint8"), Int(0), DType("uint8"))
+        w.case(name, "int64_wrap", scan(fn), T([2 ** 62, 2 ** 62, 2 ** 62], "int64"), Int(0))
+    # float32 rounding: PyTorch keeps the running sum in double on the CPU
+    x = torch.full((1000,), 0.1, dtype=torch.float32)
+    w.case("cumsum", "float32_long", scan(torch.cumsum), x, Int(0))
+
+
 def write_linalg(w):
     g = torch.Generator().manual_seed(3)
 
@@ -691,6 +778,8 @@ def main():
     write_reductions(w)
     write_arg_reductions(w)
     write_shapes(w)
+    write_rearrange(w)
+    write_scans(w)
     write_linalg(w)
     write_conv_and_scatter(w)
     write_conversions(w)

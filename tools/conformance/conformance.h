@@ -121,6 +121,8 @@ void register_pool_cases();
 void register_shape_cases();
 void register_copy_cases();
 void register_random_cases();
+void register_rearrange_cases();
+void register_scan_cases();
 
 // The `gradient` argument of the family helpers (cases_*.cpp), at their call sites.
 constexpr bool kGradient = true;

@@ -61,6 +61,8 @@ const std::vector<Case>& all_cases() {
     register_shape_cases();
     register_copy_cases();
     register_random_cases();
+    register_rearrange_cases();
+    register_scan_cases();
     return true;
   }();
   (void)built;

@@ -244,4 +244,36 @@ KILN_API Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, do
                         bool equal_nan = false);
 KILN_API Tensor isnan(const Tensor& x);
 
+// --- sorting, scans, rearranging and padding (issue 15) ------------------------------------
+// Inclusive scans along dim (primitives; scan.cpp): out[i] = x[0] + ... + x[i] (cumsum),
+// x[0] * ... * x[i] (cumprod), computed in `dtype` when given; integers and bool give int64.
+KILN_API Tensor cumsum(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = {});
+KILN_API Tensor cumprod(const Tensor& x, int64_t dim, std::optional<ScalarType> dtype = {});
+// Rearranging (composites of index_select, cat, narrow and views; rearrange.cpp).
+// dims reversed; each dim at most once.
+KILN_API Tensor flip(const Tensor& x, IntArrayRef dims);
+KILN_API Tensor fliplr(const Tensor& x);  // flip(x, {1}), x at least 2-D
+KILN_API Tensor flipud(const Tensor& x);  // flip(x, {0}), x at least 1-D
+// Elements shifted by shifts[i] along dims[i], wrapping around; empty dims: the flattened
+// tensor by the one shift.
+KILN_API Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims = {});
+// k quarter turns from dims[0] towards dims[1].
+KILN_API Tensor rot90(const Tensor& x, int64_t k = 1, IntArrayRef dims = {0, 1});
+// A view with dims source[i] at position destination[i], the others in their order.
+KILN_API Tensor movedim(const Tensor& x, IntArrayRef source, IntArrayRef destination);
+KILN_API Tensor movedim(const Tensor& x, int64_t source, int64_t destination);
+// repeat with reps padded with leading 1s to x's rank.
+KILN_API Tensor tile(const Tensor& x, IntArrayRef reps);
+// Each element repeated `repeats` times along dim (of the flattened tensor when absent).
+KILN_API Tensor repeat_interleave(const Tensor& x, int64_t repeats,
+                                  std::optional<int64_t> dim = std::nullopt);
+KILN_API std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+KILN_API std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+// Views of x along dim of the given sizes, which sum to x.size(dim).
+KILN_API std::vector<Tensor> split_with_sizes(const Tensor& x, IntArrayRef split_sizes,
+                                              int64_t dim = 0);
+// `sections` views as equal as possible (the first ones one longer), or the views between indices.
+KILN_API std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim = 0);
+KILN_API std::vector<Tensor> tensor_split(const Tensor& x, IntArrayRef indices, int64_t dim = 0);
+
 }  // namespace kiln

@@ -39,6 +39,8 @@ const std::vector<PolicyEntry>& cuda_policy_table() {
       // reductions and the softmax family: float32 unless the call gives a dtype
       {"sum", P::fp32_set_opt_dtype},
       {"prod", P::fp32_set_opt_dtype},
+      {"cumsum", P::fp32_set_opt_dtype},
+      {"cumprod", P::fp32_set_opt_dtype},
       {"softmax", P::fp32_set_opt_dtype},
       {"log_softmax", P::fp32_set_opt_dtype},
       // mixed inputs: the widest
