@@ -85,18 +85,19 @@ std::vector<Case> cases() {
        }},
       // advanced indexing, libtorch's forms (composites of index_select, index_add and where)
       {"index (tensor)", V{{4, 3}},
-       [](const Inputs& x) { return x[0].index({longs(x[0], {0, 2, 0, 2, 1})}); }},
+       [](const Inputs& x) {
+         return x[0].index({longs(x[0], {0, 2, 0, 2, 1})});
+       }},
       {"index (slice, tensor)", V{{3, 4}},
        [](const Inputs& x) {
          return x[0].index({kiln::indexing::Slice(), longs(x[0], {0, 2, 0})});
        }},
       {"index (tensors apart)", V{{2, 3, 4}},
        [](const Inputs& x) {
-         return x[0].index(
-             {longs(x[0], {0, 0, 1}), kiln::indexing::Slice(), longs(x[0], {0, 2, 0})});
+         return x[0].index({longs(x[0], {0, 0, 1}), kiln::indexing::Slice(),
+                            longs(x[0], {0, 2, 0})});
        }},
-      {"index (mask)", V{{3, 4}},
-       [](const Inputs& x) { return x[0].index({x[0].detach() > 0}); }},
+      {"index (mask)", V{{3, 4}}, [](const Inputs& x) { return x[0].index({x[0].detach() > 0}); }},
       {"index_put_ (accumulate)", V{{5, 3}, {7, 3}},
        [](const Inputs& x) {
          Tensor b = x[0] * 1;

@@ -82,8 +82,8 @@ BOOST_AUTO_TEST_CASE(padding_modes_match_pytorch) {
   load(conv, "conv2d_reflect_same");
   check_close(conv(golden("conv2d_reflect_same", "x", kiln::kFloat)),
               golden("conv2d_reflect_same", "out"), 1e-5, 1e-5, "Conv2d reflect same");
-  BOOST_TEST(repr(*conv) == "Conv2d(2, 3, kernel_size=(3, 2), stride=(1, 1), padding='same', "
-                            "padding_mode=reflect)");
+  BOOST_TEST(repr(*conv) == "kiln::nn::Conv2d(2, 3, kernel_size=[3, 2], stride=[1, 1], "
+                            "padding='same', padding_mode=kReflect)");
   CHECK_ERROR(kiln::ValueError,
               nn::Conv1d(nn::Conv1dOptions(1, 1, 3).padding(4).padding_mode(kiln::kReflect))(
                   kiln::ones({1, 1, 4})),
@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(conv_module_reprs_and_errors) {
       repr(*nn::Conv3d(nn::Conv3dOptions(2, 4, 3).padding(1).dilation(2).groups(2).padding_mode(
           kiln::kCircular))) ==
       "kiln::nn::Conv3d(2, 4, kernel_size=[3, 3, 3], stride=[1, 1, 1], padding=[1, 1, 1], "
-      "dilation=[2, 2, 2], groups=2, padding_mode=circular)");
+      "dilation=[2, 2, 2], groups=2, padding_mode=kCircular)");
   CHECK_ERROR(
       kiln::ValueError, nn::Conv2d(nn::Conv2dOptions(2, 2, 3).padding(kiln::kSame).stride(2)),
       "Conv2d: padding='same' is not supported for strided convolutions (got stride=[2, 2])");

@@ -597,7 +597,7 @@ BOOST_AUTO_TEST_CASE(gradients_match_finite_differences) {
   auto rand = [](std::vector<int64_t> shape, double low, double high) {
     return kiln::rand(shape, kiln::kDouble) * (high - low) + low;
   };
-  Tensor t = rand({3, 4}, -2, 2), signs = kiln::tensor({{1., -1, 1, -1}, {-1., 1, 1, -1}});
+  Tensor t = rand({3, 4}, -2, 2), signs = kiln::tensor({{1., -1., 1., -1.}, {-1., 1., 1., -1.}});
   check("smooth_l1", [t](auto& in) { return F::smooth_l1_loss(in[0], t, kiln::kSum, 0.5); },
         {t + kiln::tensor({{0.1, -0.2, 0.9, -1.3}}, kiln::kDouble)});
   check("huber", [t](auto& in) { return F::huber_loss(in[0], t, kiln::kMean, 0.7); },

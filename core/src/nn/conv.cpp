@@ -40,6 +40,12 @@ void reset_conv_parameters(Tensor& weight, Tensor& bias) {
   }
 }
 
+// libtorch prints a padding mode by its enum's name (kReflect).
+const char* enum_name(const PaddingMode& mode) {
+  const char* names[] = {"kZeros", "kReflect", "kReplicate", "kCircular"};
+  return names[mode.index()];
+}
+
 // As libtorch: stride always; padding, dilation, output_padding, groups, bias and padding_mode
 // when not the default.
 void print_conv(std::ostream& stream, const std::string& kind, int64_t in, int64_t out,
@@ -59,7 +65,7 @@ void print_conv(std::ostream& stream, const std::string& kind, int64_t in, int64
   if (groups != 1) stream << ", groups=" << groups;
   if (!bias) stream << ", bias=false";
   if (!std::holds_alternative<enumtype::kZeros>(mode)) {
-    stream << ", padding_mode=" << padding_mode_name(mode);
+    stream << ", padding_mode=" << enum_name(mode);
   }
   stream << ")";
 }
@@ -147,7 +153,7 @@ void Conv2dImpl::pretty_print(std::ostream& stream) const {
   if (options.groups() != 1) stream << ", groups=" << options.groups();
   if (!options.bias()) stream << ", bias=" << nn::detail::bool_str(false);
   if (!std::holds_alternative<enumtype::kZeros>(options.padding_mode())) {
-    stream << ", padding_mode=" << padding_mode_name(options.padding_mode());
+    stream << ", padding_mode=" << detail::enum_name(options.padding_mode());
   }
   stream << ")";
 }
