@@ -69,8 +69,8 @@ BOOST_AUTO_TEST_CASE(every_example_once_per_epoch) {
     for (size_t batch : {5, 7}) {
       for (int64_t workers : {0, 2}) {
         auto dataset = runs(sizes, datasets::ChunkDatasetOptions(preloaders, batch));
-        auto loader = ld::make_data_loader(dataset, ld::DataLoaderOptions(static_cast<int64_t>(
-                                                        batch)).workers(workers));
+        auto loader = ld::make_data_loader(
+            dataset, ld::DataLoaderOptions(static_cast<int64_t>(batch)).workers(workers));
         for (int epoch = 0; epoch < 2; ++epoch) {
           std::vector<int> all;
           for (auto& b : batches(*loader)) {
@@ -131,9 +131,9 @@ BOOST_AUTO_TEST_CASE(a_reader_error_reaches_the_caller) {
     size_t chunk_count() override { return 3; }
     void reset() override {}
   };
-  auto dataset = datasets::make_shared_dataset<datasets::ChunkDataset<Broken, Sequential,
-                                                                      Sequential>>(
-      Broken{}, Sequential(0), Sequential(0), datasets::ChunkDatasetOptions(1, 4));
+  auto dataset =
+      datasets::make_shared_dataset<datasets::ChunkDataset<Broken, Sequential, Sequential>>(
+          Broken{}, Sequential(0), Sequential(0), datasets::ChunkDatasetOptions(1, 4));
   for (int64_t workers : {0, 2}) {
     auto loader = ld::make_data_loader(dataset, ld::DataLoaderOptions(4).workers(workers));
     int good = 0;
@@ -160,8 +160,9 @@ BOOST_AUTO_TEST_CASE(chunk_sampler_and_a_map) {
   auto dataset = runs({10, 5, 20}, datasets::ChunkDatasetOptions(2, 5));
   Sequential& chunks = dataset->chunk_sampler();
   auto loader = ld::make_data_loader(
-      dataset.map(transforms::BatchLambda<std::vector<int>, int>(
-          [](std::vector<int> b) { return std::accumulate(b.begin(), b.end(), 0); })),
+      dataset.map(transforms::BatchLambda<std::vector<int>, int>([](std::vector<int> b) {
+        return std::accumulate(b.begin(), b.end(), 0);
+      })),
       ld::DataLoaderOptions(5));
   BOOST_TEST(chunks.index() == 0u);
   int sum = 0;

@@ -71,8 +71,8 @@ BOOST_AUTO_TEST_CASE(transforms_by_example_and_by_batch) {
   BOOST_TEST(Tens().map(Hex{}).get_batch({1, 5}) == (std::vector<std::string>{"b", "f"}));
   auto twice = Tens().map(transforms::Lambda<int>([](int x) { return 2 * x; }));
   BOOST_TEST(twice.get_batch({0, 2}) == (std::vector<int>{20, 24}));
-  auto joined = Tens().map(transforms::BatchLambda<std::vector<int>, std::string>(
-      [](std::vector<int> v) {
+  auto joined =
+      Tens().map(transforms::BatchLambda<std::vector<int>, std::string>([](std::vector<int> v) {
         std::string s;
         for (int x : v) s += std::to_string(x) + ";";
         return s;
@@ -123,9 +123,9 @@ BOOST_AUTO_TEST_CASE(stack_collates_examples) {
   ld::Example<> batch = Pairs().map(transforms::Stack<ld::Example<>>()).get_batch({1, 4});
   BOOST_TEST(same(batch.data, kiln::tensor({{1.f, 1.f}, {4.f, 4.f}})));
   BOOST_TEST(same(batch.target, kiln::tensor({{-1.f, -1.f, -1.f}, {-4.f, -4.f, -4.f}})));
-  ld::TensorExample rows =
-      datasets::TensorDataset(kiln::eye(3)).map(transforms::Stack<ld::TensorExample>())
-          .get_batch({2, 0});
+  ld::TensorExample rows = datasets::TensorDataset(kiln::eye(3))
+                               .map(transforms::Stack<ld::TensorExample>())
+                               .get_batch({2, 0});
   BOOST_TEST(same(rows.data, kiln::tensor({{0.f, 0.f, 1.f}, {1.f, 0.f, 0.f}})));
 }
 

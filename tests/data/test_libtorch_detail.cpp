@@ -44,7 +44,7 @@ BOOST_AUTO_TEST_CASE(shuttle_counts_jobs_in_flight) {
   s.push_result("one");
   BOOST_TEST(s.pop_result().value() == "one");
   CHECK_ERROR(kiln::Error, s.pop_result(5ms), "Timeout");  // job 2 has no result yet
-  s.drain();  // drops job 2
+  s.drain();                                               // drops job 2
   BOOST_TEST(s.in_flight_jobs() == 0u);
   BOOST_TEST(!s.pop_result().has_value());
 }

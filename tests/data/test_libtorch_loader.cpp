@@ -118,8 +118,8 @@ BOOST_AUTO_TEST_CASE(options_fill_in_libtorch_defaults_and_are_checked) {
 }
 
 BOOST_AUTO_TEST_CASE(make_data_loader_defaults) {
-  auto loader = ld::make_data_loader(
-      Numbers(5).map(transforms::Lambda<int>([](int x) { return -x; })));
+  auto loader =
+      ld::make_data_loader(Numbers(5).map(transforms::Lambda<int>([](int x) { return -x; })));
   BOOST_TEST(loader->options().batch_size == 1u);
   std::vector<int> got = flatten(*loader);
   std::sort(got.begin(), got.end());
@@ -182,8 +182,8 @@ BOOST_AUTO_TEST_CASE(batch_sizes_and_drop_last) {
     for (auto& batch : *keep) sizes.push_back(batch.size());
     BOOST_TEST(sizes == (std::vector<size_t>{15, 15, 15, 5}));
     auto drop = ld::make_data_loader<samplers::SequentialSampler>(
-        Numbers(50), ld::DataLoaderOptions(15).drop_last(true).workers(
-                         static_cast<int64_t>(workers)));
+        Numbers(50),
+        ld::DataLoaderOptions(15).drop_last(true).workers(static_cast<int64_t>(workers)));
     BOOST_TEST(flatten(*drop) == range(1000, 45));
     BOOST_TEST(flatten(*drop) == range(1000, 45));  // every epoch the same
   }
@@ -280,8 +280,8 @@ BOOST_AUTO_TEST_CASE(worker_exceptions_reach_the_caller) {
     }
     std::optional<size_t> size() const override { return 8; }
   };
-  auto loader = ld::make_data_loader<samplers::SequentialSampler>(
-      Bad{}, ld::DataLoaderOptions(2).workers(2));
+  auto loader =
+      ld::make_data_loader<samplers::SequentialSampler>(Bad{}, ld::DataLoaderOptions(2).workers(2));
   auto it = loader->begin();
   BOOST_TEST(it->front() == 0);
   try {
@@ -313,8 +313,8 @@ BOOST_AUTO_TEST_CASE(a_batch_that_takes_too_long_times_out) {
   };
   auto start = std::chrono::steady_clock::now();
   {
-    auto loader = ld::make_data_loader(Stuck(release),
-                                       ld::DataLoaderOptions().workers(1).timeout(30ms));
+    auto loader =
+        ld::make_data_loader(Stuck(release), ld::DataLoaderOptions().workers(1).timeout(30ms));
     CHECK_ERROR(kiln::Error, *loader->begin(), "Timeout in DataLoader queue while waiting for ",
                 "next batch (timeout was 30 ms)");
     release->open();
@@ -455,9 +455,9 @@ BOOST_AUTO_TEST_CASE(stream_dataset_with_stream_sampler) {
     std::optional<size_t> size() const override { return std::nullopt; }
     int next = 0;
   };
-  auto loader = ld::make_data_loader(
-      Counter().map(transforms::Lambda<int>([](int x) { return x * 10; })),
-      samplers::StreamSampler(25), 10);
+  auto loader =
+      ld::make_data_loader(Counter().map(transforms::Lambda<int>([](int x) { return x * 10; })),
+                           samplers::StreamSampler(25), 10);
   std::vector<size_t> sizes;
   std::vector<int> all;
   for (auto& batch : *loader) {
@@ -513,8 +513,9 @@ BOOST_AUTO_TEST_CASE(stateful_dataset_epochs) {
   auto mapped = ld::make_data_loader(
       Countdown(3)
           .map(transforms::BatchLambda<int, std::string>([](int x) { return std::to_string(x); }))
-          .map(transforms::BatchLambda<std::string, kiln::Tensor>(
-              [](const std::string& s) { return kiln::tensor(int64_t{std::stoi(s)}); })),
+          .map(transforms::BatchLambda<std::string, kiln::Tensor>([](const std::string& s) {
+            return kiln::tensor(int64_t{std::stoi(s)});
+          })),
       ld::DataLoaderOptions{});
   int64_t sum = 0;
   for (const kiln::Tensor& t : *mapped) sum += t.item<int64_t>();

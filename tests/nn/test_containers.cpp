@@ -179,10 +179,8 @@ BOOST_AUTO_TEST_CASE(module_list_insert_extend_and_access) {
   BOOST_CHECK_EQUAL(list->size(), 5u);
   std::vector<std::string> kinds;
   for (const auto& [name, m] : list->named_children()) kinds.push_back(name + "=" + m->name());
-  BOOST_CHECK(kinds == std::vector<std::string>({"0=kiln::nn::TanhImpl",
-                                                 "1=kiln::nn::LinearImpl",
-                                                 "2=kiln::nn::IdentityImpl",
-                                                 "3=kiln::nn::ReLUImpl",
+  BOOST_CHECK(kinds == std::vector<std::string>({"0=kiln::nn::TanhImpl", "1=kiln::nn::LinearImpl",
+                                                 "2=kiln::nn::IdentityImpl", "3=kiln::nn::ReLUImpl",
                                                  "4=kiln::nn::SigmoidImpl"}));
   BOOST_CHECK_EQUAL(list->at<nn::Linear>(1).options.out_features(), 4);
   BOOST_CHECK(list->ptr<nn::ReLUImpl>(3) != nullptr);
@@ -250,7 +248,7 @@ BOOST_AUTO_TEST_CASE(parameter_dict_and_list) {
   BOOST_CHECK_EQUAL(dict->size(), 2u);
   BOOST_CHECK(dict["A"].is_same(a) && dict->get("B").is_same(b));
   BOOST_CHECK(a.requires_grad() && !b.requires_grad());  // requires_grad as given
-  BOOST_CHECK_EQUAL(dict->parameters().size(), 2u);  // all registered parameters
+  BOOST_CHECK_EQUAL(dict->parameters().size(), 2u);      // all registered parameters
   CHECK_ERROR(kiln::ValueError, dict->insert("A", b), "Parameter 'A' already defined");
   CHECK_ERROR(kiln::IndexError, dict["C"], "Parameter 'C' is not defined");
   BOOST_CHECK_EQUAL(printed(*dict), "kiln::nn::ParameterDict(\n"

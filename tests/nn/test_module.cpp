@@ -214,10 +214,10 @@ BOOST_AUTO_TEST_CASE(module_reprs_match_pytorch) {
                     "kiln::nn::Conv2d(3, 4, kernel_size=[5, 5], stride=[1, 1])");
   BOOST_CHECK_EQUAL(printed(*nn::LayerNorm(nn::LayerNormOptions({2, 2}))),
                     "kiln::nn::LayerNorm([2, 2], eps=1e-05, elementwise_affine=true)");
-  BOOST_CHECK_EQUAL(printed(*nn::BatchNorm2d(nn::BatchNormOptions(4).eps(0.5).momentum(0.1).affine(
-                        false))),
-                    "kiln::nn::BatchNorm2d(4, eps=0.5, momentum=0.1, affine=false, "
-                    "track_running_stats=true)");
+  BOOST_CHECK_EQUAL(
+      printed(*nn::BatchNorm2d(nn::BatchNormOptions(4).eps(0.5).momentum(0.1).affine(false))),
+      "kiln::nn::BatchNorm2d(4, eps=0.5, momentum=0.1, affine=false, "
+      "track_running_stats=true)");
   BOOST_CHECK_EQUAL(printed(*nn::Dropout(0.5)), "kiln::nn::Dropout(p=0.5, inplace=false)");
   BOOST_CHECK_EQUAL(printed(*nn::Embedding(10, 2)),
                     "kiln::nn::Embedding(num_embeddings=10, embedding_dim=2)");
@@ -234,27 +234,26 @@ BOOST_AUTO_TEST_CASE(module_reprs_match_pytorch) {
           nn::BatchNormOptions(4).momentum(std::nullopt).affine(false).track_running_stats(false)),
       nn::MSELoss(), nn::CrossEntropyLoss(), nn::BCELoss(), nn::BCEWithLogitsLoss(), nn::NLLLoss(),
       nn::Sequential());
-  BOOST_CHECK_EQUAL(
-      printed(*list),
-      "kiln::nn::ModuleList(\n"
-      "  (0): kiln::nn::LayerNorm([10], eps=1e-05, elementwise_affine=true)\n"
-      "  (1): kiln::nn::LayerNorm([3, 4], eps=0.001, elementwise_affine=false)\n"
-      "  (2): kiln::nn::Dropout(p=0.25, inplace=false)\n"
-      "  (3): kiln::nn::Embedding(num_embeddings=10, embedding_dim=3)\n"
-      "  (4): kiln::nn::Embedding(num_embeddings=5, embedding_dim=2, padding_idx=0)\n"
-      "  (5): kiln::nn::Flatten(start_dim=1, end_dim=-1)\n"
-      "  (6): kiln::nn::Sigmoid()\n"
-      "  (7): kiln::nn::Tanh()\n"
-      "  (8): kiln::nn::ReLU(inplace=true)\n"
-      "  (9): kiln::nn::BatchNorm2d(4, eps=1e-05, momentum=None, affine=false, "
-      "track_running_stats=false)\n"
-      "  (10): kiln::nn::MSELoss()\n"
-      "  (11): kiln::nn::CrossEntropyLoss()\n"
-      "  (12): kiln::nn::BCELoss()\n"
-      "  (13): kiln::nn::BCEWithLogitsLoss()\n"
-      "  (14): kiln::nn::NLLLoss()\n"
-      "  (15): kiln::nn::Sequential\n"
-      ")");
+  BOOST_CHECK_EQUAL(printed(*list),
+                    "kiln::nn::ModuleList(\n"
+                    "  (0): kiln::nn::LayerNorm([10], eps=1e-05, elementwise_affine=true)\n"
+                    "  (1): kiln::nn::LayerNorm([3, 4], eps=0.001, elementwise_affine=false)\n"
+                    "  (2): kiln::nn::Dropout(p=0.25, inplace=false)\n"
+                    "  (3): kiln::nn::Embedding(num_embeddings=10, embedding_dim=3)\n"
+                    "  (4): kiln::nn::Embedding(num_embeddings=5, embedding_dim=2, padding_idx=0)\n"
+                    "  (5): kiln::nn::Flatten(start_dim=1, end_dim=-1)\n"
+                    "  (6): kiln::nn::Sigmoid()\n"
+                    "  (7): kiln::nn::Tanh()\n"
+                    "  (8): kiln::nn::ReLU(inplace=true)\n"
+                    "  (9): kiln::nn::BatchNorm2d(4, eps=1e-05, momentum=None, affine=false, "
+                    "track_running_stats=false)\n"
+                    "  (10): kiln::nn::MSELoss()\n"
+                    "  (11): kiln::nn::CrossEntropyLoss()\n"
+                    "  (12): kiln::nn::BCELoss()\n"
+                    "  (13): kiln::nn::BCEWithLogitsLoss()\n"
+                    "  (14): kiln::nn::NLLLoss()\n"
+                    "  (15): kiln::nn::Sequential\n"
+                    ")");
   nn::ModuleList softplus(nn::Softplus(),
                           nn::Softplus(nn::SoftplusOptions().beta(0.5).threshold(3)));
   BOOST_CHECK_EQUAL(printed(*softplus), "kiln::nn::ModuleList(\n"

@@ -171,8 +171,7 @@ BOOST_AUTO_TEST_CASE(trajectories_match_pytorch) {
         BOOST_CHECK_EQUAL(state.state.at(0).at("func_evals").item<int64_t>(), want.func_evals);
         BOOST_CHECK_EQUAL(state.state.at(0).at("n_iter").item<int64_t>(), want.n_iter);
         for (size_t i = 0; i < params.size(); ++i) {
-          diff.check(where + " param " + std::to_string(i), values_of(params[i]),
-                     want.after[i]);
+          diff.check(where + " param " + std::to_string(i), values_of(params[i]), want.after[i]);
         }
       }
       BOOST_TEST_MESSAGE(c.name << ": " << diff.summary());
@@ -207,8 +206,9 @@ BOOST_AUTO_TEST_CASE(state_dict_resumes_identically) {
   opt.step(closure_of(opt, params));
   LBFGS other(resumed, LBFGSOptions(0.1));
   other.load_state_dict(saved);
-  BOOST_CHECK(static_cast<const LBFGSOptions&>(other.param_groups()[0].options())
-                  .line_search_fn() == std::optional<std::string>("strong_wolfe"));
+  BOOST_CHECK(
+      static_cast<const LBFGSOptions&>(other.param_groups()[0].options()).line_search_fn() ==
+      std::optional<std::string>("strong_wolfe"));
   other.step(closure_of(other, resumed));
   BOOST_CHECK(values_of(resumed[0]) == values_of(params[0]));  // bit-identical
 

@@ -22,7 +22,7 @@ struct Rates {
 struct ScheduleCase {
   std::string name;
   std::vector<double> lrs;
-  std::vector<Rates> rates;     // [step]
+  std::vector<Rates> rates;       // [step]
   std::map<int, double> metrics;  // step -> metric (ReduceLROnPlateau)
 };
 
@@ -123,16 +123,18 @@ std::shared_ptr<LRScheduler> make_scheduler(const std::string& name, Optimizer& 
   if (name == "sequential") {
     auto first = std::make_shared<LinearLR>(o, 0.5, 1.0, 3);
     auto second = std::make_shared<StepLR>(o, 2, 0.5);
-    return std::make_shared<SequentialLR>(
-        o, std::vector<std::shared_ptr<LRScheduler>>{first, second}, std::vector<int64_t>{3});
+    return std::make_shared<SequentialLR>(o,
+                                          std::vector<std::shared_ptr<LRScheduler>>{first, second},
+                                          std::vector<int64_t>{3});
   }
   if (name == "sequential_three") {
     auto first = std::make_shared<LinearLR>(o, 0.2, 1.0, 2);
     auto second = std::make_shared<CosineAnnealingLR>(o, 4, 0.1);
     auto third = std::make_shared<CosineAnnealingWarmRestarts>(o, 2);
-    return std::make_shared<SequentialLR>(
-        o, std::vector<std::shared_ptr<LRScheduler>>{first, second, third},
-        std::vector<int64_t>{2, 6});
+    return std::make_shared<SequentialLR>(o,
+                                          std::vector<std::shared_ptr<LRScheduler>>{first, second,
+                                                                                    third},
+                                          std::vector<int64_t>{2, 6});
   }
   throw std::runtime_error("no scheduler for golden case " + name);
 }
@@ -151,8 +153,8 @@ void run_case(const ScheduleCase& c, Optimizer& opt, LRScheduler& scheduler, siz
         plateau->step(c.metrics.at(static_cast<int>(s)));
       } else if (c.name == "warm_restarts_fractional") {
         auto i = static_cast<int64_t>(s - 1);
-        static_cast<CosineAnnealingWarmRestarts&>(scheduler).step(
-            static_cast<double>(i / 4) + static_cast<double>(i % 4) / 4);
+        static_cast<CosineAnnealingWarmRestarts&>(scheduler).step(static_cast<double>(i / 4) +
+                                                                  static_cast<double>(i % 4) / 4);
       } else {
         scheduler.step();
       }
@@ -247,15 +249,14 @@ BOOST_AUTO_TEST_CASE(errors) {
   CHECK_ERROR(ValueError, ReduceLROnPlateau(sgd, ReduceLROnPlateau::min, 1.0),
               "Factor should be < 1.0");
   CHECK_ERROR(ValueError,
-              ReduceLROnPlateau(sgd, ReduceLROnPlateau::min, 0.1, 10, 1e-4,
-                                ReduceLROnPlateau::rel, 0, {0.1, 0.2}),
+              ReduceLROnPlateau(sgd, ReduceLROnPlateau::min, 0.1, 10, 1e-4, ReduceLROnPlateau::rel,
+                                0, {0.1, 0.2}),
               "expected 1 min_lrs, got 2");
   ReduceLROnPlateau plateau(sgd);
   CHECK_ERROR(Error, static_cast<LRScheduler&>(plateau).step(), "step() needs the epoch's metric");
   auto linear = std::make_shared<LinearLR>(sgd);
   auto elsewhere = std::make_shared<LinearLR>(other);
-  CHECK_ERROR(ValueError,
-              SequentialLR(sgd, {linear, elsewhere}, {2}),
+  CHECK_ERROR(ValueError, SequentialLR(sgd, {linear, elsewhere}, {2}),
               "expects all schedulers to belong to the same optimizer, but got schedulers at "
               "index 1 to be different than the optimizer passed in");
   CHECK_ERROR(ValueError, SequentialLR(sgd, {linear}, {2}),

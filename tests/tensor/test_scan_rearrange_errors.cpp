@@ -32,7 +32,8 @@ BOOST_AUTO_TEST_CASE(rearranging) {
   CHECK_ERROR(Error, movedim(x, {0, 1}, {1}), "movedim: Invalid source or destination dims");
   CHECK_ERROR(Error, movedim(x, {0, 0}, {0, 1}), "movedim: repeated dim in `source` ([0, 0])");
   CHECK_ERROR(Error, movedim(x, {0, 1}, {1, -1}), "repeated dim in `destination`");
-  CHECK_ERROR(Error, split_with_sizes(x, {1, 1}, 1), "split_with_sizes expects split_sizes to "
+  CHECK_ERROR(Error, split_with_sizes(x, {1, 1}, 1),
+              "split_with_sizes expects split_sizes to "
               "sum exactly to 3");
   CHECK_ERROR(Error, split_with_sizes(x, {4, -1}, 1), "non-negative entries");
   CHECK_ERROR(Error, tensor_split(x, 0, 1), "number of sections must be larger than 0, got 0");

@@ -55,12 +55,10 @@ void register_rearrange_cases() {
     if (a.ints.size() > 1) dim = a.i(1);
     return Outputs{repeat_interleave(a.t(0), a.i(0), dim)};
   });
-  add_golden("split_with_sizes", "split_with_sizes", [](const Args& a) {
-    return split_with_sizes(a.t(0), int_rest(a, 1), a.i(0));
-  });
-  add_golden("tensor_split_sections", "tensor_split", [](const Args& a) {
-    return tensor_split(a.t(0), a.i(0), a.i(1));
-  });
+  add_golden("split_with_sizes", "split_with_sizes",
+             [](const Args& a) { return split_with_sizes(a.t(0), int_rest(a, 1), a.i(0)); });
+  add_golden("tensor_split_sections", "tensor_split",
+             [](const Args& a) { return tensor_split(a.t(0), a.i(0), a.i(1)); });
   add_golden("tensor_split_indices", "tensor_split", [](const Args& a) {
     return tensor_split(a.t(0), IntArrayRef(int_rest(a, 1)), a.i(0));
   });
@@ -70,7 +68,10 @@ void register_rearrange_cases() {
             .op = "flip",
             .gradient = true,
             .dtypes = kAll,
-            .inputs = [](ScalarType d) { return Args{sample({3, 4}, d, -5, 5, 31)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({3, 4}, d, -5, 5, 31)};
+                },
             .run =
                 [](const Args& a) {
                   return Outputs{flip(a.t(0), {1}), flip(a.t(0), {0, -1})};
@@ -80,15 +81,17 @@ void register_rearrange_cases() {
                   auto same = [](int64_t i) { return i; };
                   auto rrow = [](int64_t r) { return 2 - r; };
                   auto rcol = [](int64_t c) { return 3 - c; };
-                  return Outputs{remap_2d(a.t(0), same, rcol)[0],
-                                 remap_2d(a.t(0), rrow, rcol)[0]};
+                  return Outputs{remap_2d(a.t(0), same, rcol)[0], remap_2d(a.t(0), rrow, rcol)[0]};
                 }});
   // roll by a shift larger than the dim, a negative one, and of the flattened tensor
   add_case({.name = "roll_2d",
             .op = "roll",
             .gradient = true,
             .dtypes = kAll,
-            .inputs = [](ScalarType d) { return Args{sample({3, 4}, d, -5, 5, 32)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({3, 4}, d, -5, 5, 32)};
+                },
             .run =
                 [](const Args& a) {
                   return Outputs{roll(a.t(0), {5, -1}, {1, 0}), roll(a.t(0), {2})};

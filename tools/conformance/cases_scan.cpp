@@ -30,45 +30,49 @@ Outputs scan_3x4(const Tensor& t, bool product) {
 }
 
 void add_scan_case(const char* name, const char* op, bool product,
-                   std::function<Tensor(const Tensor&, int64_t)> fn,
-                   std::vector<ScalarType> dtypes, InputsFn inputs) {
+                   std::function<Tensor(const Tensor&, int64_t)> fn, std::vector<ScalarType> dtypes,
+                   InputsFn inputs) {
   add_case({.name = name,
             .op = op,
             .gradient = true,
             .dtypes = std::move(dtypes),
             .inputs = std::move(inputs),
-            .run = [fn](const Args& a) { return Outputs{fn(a.t(0), 0), fn(a.t(0), -1)}; },
-            .reference = [product](const Args& a, ScalarType) {
-              return scan_3x4(a.t(0), product);
-            },
-            .out_dtype = [](ScalarType d, size_t) {
-              return is_integral(d, true) ? kLong : d;
-            },
+            .run =
+                [fn](const Args& a) {
+                  return Outputs{fn(a.t(0), 0), fn(a.t(0), -1)};
+                },
+            .reference = [product](const Args& a, ScalarType) { return scan_3x4(a.t(0), product); },
+            .out_dtype = [](ScalarType d, size_t) { return is_integral(d, true) ? kLong : d; },
             .tolerance_scale = 4});
 }
 
 }  // namespace
 
 void register_scan_cases() {
-  add_golden("cumsum", "cumsum", [](const Args& a) {
-    return Outputs{cumsum(a.t(0), a.i(0), dtype_arg(a))};
-  });
-  add_golden("cumprod", "cumprod", [](const Args& a) {
-    return Outputs{cumprod(a.t(0), a.i(0), dtype_arg(a))};
-  });
+  add_golden("cumsum", "cumsum",
+             [](const Args& a) { return Outputs{cumsum(a.t(0), a.i(0), dtype_arg(a))}; });
+  add_golden("cumprod", "cumprod",
+             [](const Args& a) { return Outputs{cumprod(a.t(0), a.i(0), dtype_arg(a))}; });
   // the CPU of PyTorch 1.13 has no float16 scans: float16 is checked here
   add_scan_case(
       "cumsum_3x4", "cumsum", false, [](const Tensor& x, int64_t d) { return cumsum(x, d); },
-      kNumeric, [](ScalarType d) { return Args{sample({3, 4}, d, -3, 3, 41)}; });
+      kNumeric,
+      [](ScalarType d) {
+        return Args{sample({3, 4}, d, -3, 3, 41)};
+      });
   add_scan_case(
       "cumprod_3x4", "cumprod", true, [](const Tensor& x, int64_t d) { return cumprod(x, d); },
-      kNumeric, [](ScalarType d) { return Args{sample({3, 4}, d, 0.5, 1.5, 42)}; });
+      kNumeric,
+      [](ScalarType d) {
+        return Args{sample({3, 4}, d, 0.5, 1.5, 42)};
+      });
   // zeros: one per line in places, two in one line, a line that starts with one
   add_scan_case(
       "cumprod_zeros", "cumprod", true, [](const Tensor& x, int64_t d) { return cumprod(x, d); },
-      kFloating, [](ScalarType d) {
-        return Args{values({3, 4}, {0.0, 1.5, -2.0, 0.5, 2.0, 0.0, 1.25, 0.0, -1.5, 0.75, 0.0, 3.0},
-                           d)};
+      kFloating,
+      [](ScalarType d) {
+        return Args{
+            values({3, 4}, {0.0, 1.5, -2.0, 0.5, 2.0, 0.0, 1.25, 0.0, -1.5, 0.75, 0.0, 3.0}, d)};
       });
 }
 

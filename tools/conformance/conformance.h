@@ -176,8 +176,8 @@ ReferenceFn ref_float64(RunFn run, std::vector<size_t> data = {0});
 // Registers a case of a composite (nn::functional's layers) with a gradient: `run` on inputs
 // of these sizes with values in [lo, hi] (float32 and float64), against itself in float64 on the
 // CPU; test_gradcheck checks its gradient by finite differences.
-void add_composite_case(const std::string& name, std::vector<std::vector<int64_t>> sizes,
-                        RunFn run, double lo = -1, double hi = 1);
+void add_composite_case(const std::string& name, std::vector<std::vector<int64_t>> sizes, RunFn run,
+                        double lo = -1, double hi = 1);
 
 // Absolute and relative tolerance of a dtype (zero for integers and bool).
 struct Tolerance {

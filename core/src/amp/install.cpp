@@ -35,32 +35,32 @@ using KnownSignatures = SignatureList<
     Tensor(const Tensor&, const Tensor&, const Tensor&),                                // linear
     Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&),  // addmm
     Tensor(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
-           int64_t),                                                                 // conv2d
-    Tensor(const Tensor&, double, double),                                           // softplus
-    Tensor(const Tensor&, IntArrayRef, bool),                                        // logsumexp
-    Tensor(const Tensor&, IntArrayRef, const Tensor&, const Tensor&, double),        // layer_norm
-    Tensor(const Tensor&, IntArrayRef, bool, std::optional<ScalarType>),             // sum, prod
-    Tensor(const Tensor&, int64_t, std::optional<ScalarType>),                       // softmax
-    Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&),                    // scatter_add
-    Tensor(TensorList, int64_t),                                                     // cat, stack
-    Tensor(const Tensor&, const Tensor&, Reduction),                                 // mse_loss
-    Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction),         // nll_loss
-    Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction),                  // bce
-    Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction, const Tensor&),   // bce logits
+           int64_t),                                                                // conv2d
+    Tensor(const Tensor&, double, double),                                          // softplus
+    Tensor(const Tensor&, IntArrayRef, bool),                                       // logsumexp
+    Tensor(const Tensor&, IntArrayRef, const Tensor&, const Tensor&, double),       // layer_norm
+    Tensor(const Tensor&, IntArrayRef, bool, std::optional<ScalarType>),            // sum, prod
+    Tensor(const Tensor&, int64_t, std::optional<ScalarType>),                      // softmax
+    Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&),                   // scatter_add
+    Tensor(TensorList, int64_t),                                                    // cat, stack
+    Tensor(const Tensor&, const Tensor&, Reduction),                                // mse_loss
+    Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction),        // nll_loss
+    Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction),                 // bce
+    Tensor(const Tensor&, const Tensor&, const Tensor&, Reduction, const Tensor&),  // bce logits
     Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction,
-           double),                                                        // cross_entropy
-    Tensor(const Tensor&, const Tensor&, Reduction, double),                // smooth_l1, huber
-    Tensor(const Tensor&, const Tensor&, Reduction, bool),                  // kl_div
-    Tensor(const Tensor&, const Tensor&, double, Reduction),                // hinge_embedding
+           double),                                                          // cross_entropy
+    Tensor(const Tensor&, const Tensor&, Reduction, double),                 // smooth_l1, huber
+    Tensor(const Tensor&, const Tensor&, Reduction, bool),                   // kl_div
+    Tensor(const Tensor&, const Tensor&, double, Reduction),                 // hinge_embedding
     Tensor(const Tensor&, const Tensor&, const Tensor&, double, Reduction),  // margin_ranking
     Tensor(const Tensor&, const Tensor&, int64_t, double, const Tensor&,
-           Reduction),                                                     // multi_margin
+           Reduction),  // multi_margin
     Tensor(const Tensor&, const Tensor&, const Tensor&, double, double, double, bool,
-           Reduction),                                                     // triplet_margin
-    Tensor(const Tensor&, const Tensor&, bool, bool, double, Reduction),   // poisson_nll
-    Tensor(const Tensor&, const Tensor&, int64_t, double),                 // cosine_similarity
+           Reduction),                                                    // triplet_margin
+    Tensor(const Tensor&, const Tensor&, bool, bool, double, Reduction),  // poisson_nll
+    Tensor(const Tensor&, const Tensor&, int64_t, double),                // cosine_similarity
     Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction,
-           bool)>;                                                         // ctc_loss
+           bool)>;  // ctc_loss
 
 template <class Signature>
 bool try_install(OperatorBase* op) {

@@ -32,9 +32,9 @@ std::vector<int64_t> read_ints(const serialize::InputArchive& archive, const cha
                                const std::string& key, bool want_scalar) {
   Tensor t;
   archive.read(key, t);
-  KILN_CHECK_VALUE(t.scalar_type() == kLong && (!want_scalar || t.numel() == 1),
-                   who, "::load: '", key, "' must be ", want_scalar ? "one int64" : "int64",
-                   " value(s), got a ", t.scalar_type(), " tensor of ", t.numel(), " element(s)");
+  KILN_CHECK_VALUE(t.scalar_type() == kLong && (!want_scalar || t.numel() == 1), who, "::load: '",
+                   key, "' must be ", want_scalar ? "one int64" : "int64", " value(s), got a ",
+                   t.scalar_type(), " tensor of ", t.numel(), " element(s)");
   Tensor c = t.contiguous();
   const int64_t* p = c.data_ptr<int64_t>();
   std::vector<int64_t> out(p, p + c.numel());
@@ -44,8 +44,7 @@ std::vector<int64_t> read_ints(const serialize::InputArchive& archive, const cha
   return out;
 }
 
-size_t read_index(const serialize::InputArchive& archive, const char* who,
-                  const std::string& key) {
+size_t read_index(const serialize::InputArchive& archive, const char* who, const std::string& key) {
   return static_cast<size_t>(read_ints(archive, who, key, true)[0]);
 }
 
@@ -62,8 +61,8 @@ std::optional<std::vector<size_t>> take(const std::vector<size_t>& indices, size
 
 // A permutation of 0 .. n-1 from `seed` (kiln's portable shuffle).
 std::vector<size_t> shuffled(size_t n, uint64_t seed) {
-  KILN_CHECK_VALUE(n <= static_cast<size_t>(std::numeric_limits<int64_t>::max()),
-                   "sampler: size ", n, " does not fit int64");
+  KILN_CHECK_VALUE(n <= static_cast<size_t>(std::numeric_limits<int64_t>::max()), "sampler: size ",
+                   n, " does not fit int64");
   std::vector<int64_t> p = data::detail::permutation(static_cast<int64_t>(n), seed);
   return std::vector<size_t>(p.begin(), p.end());
 }
@@ -98,8 +97,8 @@ void SequentialSampler::load(serialize::InputArchive& archive) {
   Tensor unused;
   size_t size = archive.try_read("size", unused) ? read_index(archive, "SequentialSampler", "size")
                                                  : size_;
-  KILN_CHECK_VALUE(index <= size, "SequentialSampler::load: 'index' ", index,
-                   " exceeds the size ", size);
+  KILN_CHECK_VALUE(index <= size, "SequentialSampler::load: 'index' ", index, " exceeds the size ",
+                   size);
   index_ = index;
   size_ = size;
 }
@@ -124,8 +123,8 @@ std::optional<std::vector<size_t>> RandomSampler::next(size_t batch_size) {
 void RandomSampler::save(serialize::OutputArchive& archive) const {
   std::vector<int64_t> values(indices_.begin(), indices_.end());
   archive.write("index", index_scalar(index_), true);
-  archive.write("indices",
-                values.empty() ? kiln::empty({0}, kLong) : kiln::tensor(values, kLong), true);
+  archive.write("indices", values.empty() ? kiln::empty({0}, kLong) : kiln::tensor(values, kLong),
+                true);
 }
 
 void RandomSampler::load(serialize::InputArchive& archive) {
@@ -138,8 +137,8 @@ void RandomSampler::load(serialize::InputArchive& archive) {
                      "permutation of 0..", values.size(), " (", v, " is out of range or repeated)");
     seen[i] = true;
   }
-  KILN_CHECK_VALUE(index <= values.size(), "RandomSampler::load: 'index' ", index,
-                   " exceeds the ", values.size(), " indices");
+  KILN_CHECK_VALUE(index <= values.size(), "RandomSampler::load: 'index' ", index, " exceeds the ",
+                   values.size(), " indices");
   indices_.assign(values.begin(), values.end());
   index_ = index;
 }
@@ -232,9 +231,9 @@ void DistributedRandomSampler::load(serialize::InputArchive& archive) {
   size_t index = read_index(archive, "DistributedRandomSampler", "sample_index_");
   size_t begin = rank_ * local_sample_count();
   size_t end = begin + local_sample_count();
-  KILN_CHECK_VALUE(index >= begin && index <= end, "DistributedRandomSampler::load: ",
-                   "'sample_index_' ", index, " lies outside rank ", rank_, "'s block [", begin,
-                   ", ", end, "]");
+  KILN_CHECK_VALUE(index >= begin && index <= end,
+                   "DistributedRandomSampler::load: ", "'sample_index_' ", index,
+                   " lies outside rank ", rank_, "'s block [", begin, ", ", end, "]");
   epoch_ = epoch;
   reset(size_);
   sample_index_ = index;
@@ -278,8 +277,7 @@ void DistributedSequentialSampler::load(serialize::InputArchive& archive) {
   size_t index = read_index(archive, "DistributedSequentialSampler", "sample_index_");
   KILN_CHECK_VALUE(index >= begin_index_ && index <= end_index_,
                    "DistributedSequentialSampler::load: 'sample_index_' ", index,
-                   " lies outside rank ", rank_, "'s block [", begin_index_, ", ", end_index_,
-                   "]");
+                   " lies outside rank ", rank_, "'s block [", begin_index_, ", ", end_index_, "]");
   sample_index_ = index;
 }
 

@@ -53,8 +53,8 @@ struct Result {
   int64_t worker = 0;
   Kind kind = Kind::End;
   Sample batch;
-  int64_t samples = 0;  // in the batch
-  Sample provenance;    // the stream's take_provenance(), when tracked
+  int64_t samples = 0;          // in the batch
+  Sample provenance;            // the stream's take_provenance(), when tracked
   std::shared_ptr<void> value;  // a JobPool job's
   std::exception_ptr error;
 };

@@ -37,8 +37,8 @@ void SequentialImpl::extend(const SequentialImpl& other) {
 }
 
 size_t SequentialImpl::checked(size_t index) const {
-  KILN_CHECK_INDEX(index < modules_.size(), "Index out of range: Sequential has ",
-                   modules_.size(), " modules, index ", index);
+  KILN_CHECK_INDEX(index < modules_.size(), "Index out of range: Sequential has ", modules_.size(),
+                   " modules, index ", index);
   return index;
 }
 
@@ -77,9 +77,7 @@ AnyValue SequentialImpl::any_forward(std::vector<AnyValue> inputs) {
   return value;
 }
 
-void SequentialImpl::pretty_print(std::ostream& stream) const {
-  stream << "kiln::nn::Sequential";
-}
+void SequentialImpl::pretty_print(std::ostream& stream) const { stream << "kiln::nn::Sequential"; }
 
 // --- ModuleList ------------------------------------------------------------------------------
 
@@ -106,13 +104,11 @@ void ModuleListImpl::insert_at(size_t index, std::shared_ptr<Module> module) {
 }
 
 std::shared_ptr<Module> ModuleListImpl::ptr(size_t index) const {
-  KILN_CHECK_INDEX(index < modules_.size(), "Index out of range: ModuleList has ",
-                   modules_.size(), " modules, index ", index);
+  KILN_CHECK_INDEX(index < modules_.size(), "Index out of range: ModuleList has ", modules_.size(),
+                   " modules, index ", index);
   return modules_[index];
 }
 
-void ModuleListImpl::pretty_print(std::ostream& stream) const {
-  stream << "kiln::nn::ModuleList";
-}
+void ModuleListImpl::pretty_print(std::ostream& stream) const { stream << "kiln::nn::ModuleList"; }
 
 }  // namespace kiln::nn

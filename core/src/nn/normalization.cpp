@@ -74,8 +74,7 @@ void BatchNormImplBase::pretty_print(std::ostream& stream) const {
   } else {
     stream << "None";
   }
-  stream
-         << ", affine=" << detail::bool_str(options.affine())
+  stream << ", affine=" << detail::bool_str(options.affine())
          << ", track_running_stats=" << detail::bool_str(options.track_running_stats()) << ")";
 }
 

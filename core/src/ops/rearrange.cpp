@@ -1,7 +1,7 @@
 // Operators that rearrange elements without computing on them: flip, fliplr, flipud, roll, rot90,
 // movedim, tile, repeat_interleave, split_with_sizes, tensor_split. All are composites of
-// index_select, cat, narrow and views (DESIGN.md: no kernel of their own), so their gradients
-// come from those operators.
+// index_select, cat, narrow and views (no kernel of their own: see docs/architecture.md on
+// composites), so their gradients come from those operators.
 #include "../tensor_internal.h"
 
 #include <kiln/ops.h>
@@ -48,8 +48,8 @@ Tensor flip(const Tensor& x, IntArrayRef dims) {
   for (int64_t d = 0; d < in.dim(); ++d) {
     int64_t n = in.sizes()[d];
     if (!merged_flipped[static_cast<size_t>(d)] || n < 2) continue;
-    out = index_select(out, d, arange(n - 1, -1, -1, TensorOptions().dtype(kLong).device(
-                                                         x.device())));
+    out = index_select(out, d,
+                       arange(n - 1, -1, -1, TensorOptions().dtype(kLong).device(x.device())));
   }
   return out.is_same(in) ? x.clone() : out.view(x.sizes());
 }
@@ -62,18 +62,20 @@ Tensor fliplr(const Tensor& x) {
 
 Tensor flipud(const Tensor& x) {
   KILN_CHECK(x.dim() >= 1, "flipud: input tensor must be at least 1-dimensional (got a 0-dim "
-             "tensor)");
+                           "tensor)");
   return flip(x, {0});
 }
 
 Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims) {
   if (dims.empty()) {
-    KILN_CHECK(shifts.size() == 1, "roll: shifts and dimensions must align. shifts: ",
-               shifts.size(), ", dims: 0 (give one shift to roll the flattened tensor)");
+    KILN_CHECK(shifts.size() == 1,
+               "roll: shifts and dimensions must align. shifts: ", shifts.size(),
+               ", dims: 0 (give one shift to roll the flattened tensor)");
     return roll(x.flatten(), shifts, {0}).view(x.sizes());
   }
-  KILN_CHECK(shifts.size() == dims.size(), "roll: shifts and dimensions must align. shifts: ",
-             shifts.size(), ", dims: ", dims.size());
+  KILN_CHECK(shifts.size() == dims.size(),
+             "roll: shifts and dimensions must align. shifts: ", shifts.size(),
+             ", dims: ", dims.size());
   if (x.dim() == 0) return x.clone();
   Tensor out = x;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -88,8 +90,8 @@ Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims) {
 }
 
 Tensor rot90(const Tensor& x, int64_t k, IntArrayRef dims) {
-  KILN_CHECK(dims.size() == 2, "rot90: expected total rotation dims == 2, but got dims = ",
-             dims.size());
+  KILN_CHECK(dims.size() == 2,
+             "rot90: expected total rotation dims == 2, but got dims = ", dims.size());
   KILN_CHECK(x.dim() >= 2, "rot90: expected total dims >= 2, but got total dims = ", x.dim());
   int64_t d0 = detail::wrap_dim(dims[0], x.dim(), "rot90");
   int64_t d1 = detail::wrap_dim(dims[1], x.dim(), "rot90");
@@ -104,9 +106,10 @@ Tensor rot90(const Tensor& x, int64_t k, IntArrayRef dims) {
 }
 
 Tensor movedim(const Tensor& x, IntArrayRef source, IntArrayRef destination) {
-  KILN_CHECK(source.size() == destination.size(), "movedim: Invalid source or destination dims: ",
-             "source (", source, " dims) should contain the same number of dims as destination (",
-             destination, " dims)");
+  KILN_CHECK(source.size() == destination.size(),
+             "movedim: Invalid source or destination dims: ", "source (", source,
+             " dims) should contain the same number of dims as destination (", destination,
+             " dims)");
   int64_t n = x.dim();
   DimVector src, dst;
   for (size_t i = 0; i < source.size(); ++i) {
@@ -157,9 +160,9 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
   DimVector sizes(in.sizes());
   sizes.insert(static_cast<size_t>(d + 1), repeats);
   int64_t n = 0;
-  KILN_CHECK_VALUE(!__builtin_mul_overflow(in.sizes()[d], repeats, &n), "repeat_interleave: ",
-                   repeats, " repeats of dimension ", d, " of sizes ", in.sizes(),
-                   " overflow int64");
+  KILN_CHECK_VALUE(!__builtin_mul_overflow(in.sizes()[d], repeats, &n),
+                   "repeat_interleave: ", repeats, " repeats of dimension ", d, " of sizes ",
+                   in.sizes(), " overflow int64");
   detail::checked_numel("repeat_interleave", sizes, x.dtype());
   return in.unsqueeze(d + 1).expand(sizes).contiguous().flatten(d, d + 1);
 }
@@ -183,8 +186,8 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, IntArrayRef split_sizes, i
                split_sizes, " overflow int64");
   }
   KILN_CHECK(total == x.sizes()[d], "split_with_sizes expects split_sizes to sum exactly to ",
-             x.sizes()[d], " (input tensor's size at dimension ", d, "), but got split_sizes=",
-             split_sizes);
+             x.sizes()[d], " (input tensor's size at dimension ", d,
+             "), but got split_sizes=", split_sizes);
   std::vector<Tensor> out;
   int64_t start = 0;
   for (int64_t s : split_sizes) {

@@ -104,8 +104,7 @@ Tensor scan_autograd(const ScanOp& op, const Tensor& x, int64_t dim,
         const Tensor& grad = g[0];
         Tensor r = grad.dim() == 0 ? grad
                    : is_sum        ? reverse_cumsum(grad, d)
-                                   : cumprod_gradient(grad, n.saved(0).to(grad.dtype()),
-                                                      n.saved(1), d);
+                            : cumprod_gradient(grad, n.saved(0).to(grad.dtype()), n.saved(1), d);
         return std::vector<Tensor>{r.to(x_dtype)};
       });
   if (node && !is_sum) {

@@ -67,8 +67,7 @@ void AdagradParamState::validate() const {
 }
 
 Adagrad::Adagrad(std::vector<Tensor> params, const AdagradOptions& defaults)
-    : Adagrad(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))},
-              defaults) {}
+    : Adagrad(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
 
 Adagrad::Adagrad(std::vector<OptimizerParamGroup> param_groups, const AdagradOptions& defaults)
     : Optimizer("Adagrad", std::move(param_groups), defaults.clone()) {

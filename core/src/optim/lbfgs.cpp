@@ -34,18 +34,30 @@ Num apply(Num a, Num b, Op op) {
   if (a.f32 || b.f32) return {static_cast<double>(op(as_float(a.v), as_float(b.v))), true};
   return {op(a.v, b.v), false};
 }
-Num operator+(Num a, Num b) { return apply(a, b, [](auto x, auto y) { return x + y; }); }
-Num operator-(Num a, Num b) { return apply(a, b, [](auto x, auto y) { return x - y; }); }
-Num operator*(Num a, Num b) { return apply(a, b, [](auto x, auto y) { return x * y; }); }
-Num operator/(Num a, Num b) { return apply(a, b, [](auto x, auto y) { return x / y; }); }
+Num operator+(Num a, Num b) {
+  return apply(a, b, [](auto x, auto y) { return x + y; });
+}
+Num operator-(Num a, Num b) {
+  return apply(a, b, [](auto x, auto y) { return x - y; });
+}
+Num operator*(Num a, Num b) {
+  return apply(a, b, [](auto x, auto y) { return x * y; });
+}
+Num operator/(Num a, Num b) {
+  return apply(a, b, [](auto x, auto y) { return x / y; });
+}
 Num operator-(Num a) { return {-a.v, a.f32}; }
 template <class Op>
 bool compare(Num a, Num b, Op op) {
   if (a.f32 || b.f32) return op(as_float(a.v), as_float(b.v));
   return op(a.v, b.v);
 }
-bool operator<(Num a, Num b) { return compare(a, b, [](auto x, auto y) { return x < y; }); }
-bool operator<=(Num a, Num b) { return compare(a, b, [](auto x, auto y) { return x <= y; }); }
+bool operator<(Num a, Num b) {
+  return compare(a, b, [](auto x, auto y) { return x < y; });
+}
+bool operator<=(Num a, Num b) {
+  return compare(a, b, [](auto x, auto y) { return x <= y; });
+}
 bool operator>(Num a, Num b) { return b < a; }
 bool operator>=(Num a, Num b) { return b <= a; }
 Num abs(Num a) { return {std::abs(a.v), a.f32}; }
@@ -482,8 +494,7 @@ Tensor LBFGS::step(const LossClosure& closure) {
       }
       d = r;
     }
-    prev_flat_grad = prev_flat_grad.defined() ? prev_flat_grad.copy_(flat_grad)
-                                              : flat_grad.clone();
+    prev_flat_grad = prev_flat_grad.defined() ? prev_flat_grad.copy_(flat_grad) : flat_grad.clone();
     prev_loss = loss;
     // the step length
     if (state.n_iter == 1) {

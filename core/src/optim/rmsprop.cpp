@@ -72,8 +72,7 @@ void RMSpropParamState::validate() const {
 }
 
 RMSprop::RMSprop(std::vector<Tensor> params, const RMSpropOptions& defaults)
-    : RMSprop(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))},
-              defaults) {}
+    : RMSprop(std::vector<OptimizerParamGroup>{OptimizerParamGroup(std::move(params))}, defaults) {}
 
 RMSprop::RMSprop(std::vector<OptimizerParamGroup> param_groups, const RMSpropOptions& defaults)
     : Optimizer("RMSprop", std::move(param_groups), defaults.clone()) {}

@@ -46,8 +46,7 @@ LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor,
                    start_factor, ")");
   KILN_CHECK_VALUE(end_factor >= 0 && end_factor <= 1.0, "LinearLR: Ending multiplicative ",
                    "factor expected to be between 0 and 1 (got ", end_factor, ")");
-  KILN_CHECK_VALUE(total_iters >= 1, "LinearLR: total_iters must be at least 1, got ",
-                   total_iters);
+  KILN_CHECK_VALUE(total_iters >= 1, "LinearLR: total_iters must be at least 1, got ", total_iters);
   initial_step();
 }
 
@@ -165,8 +164,9 @@ void CosineAnnealingWarmRestarts::check_options(
   check_keys("CosineAnnealingWarmRestarts", options, {"T_0", "T_mult", "eta_min", "T_i", "T_cur"});
   for (const char* key : {"T_0", "T_mult"}) {
     double v = options.at(key);
-    KILN_CHECK_VALUE(v >= 1 && v == std::floor(v), "CosineAnnealingWarmRestarts.load_state_dict: ",
-                     key, " must be an integer of at least 1, got ", v);
+    KILN_CHECK_VALUE(v >= 1 && v == std::floor(v),
+                     "CosineAnnealingWarmRestarts.load_state_dict: ", key,
+                     " must be an integer of at least 1, got ", v);
   }
   KILN_CHECK_VALUE(options.at("T_i") >= 1, "CosineAnnealingWarmRestarts.load_state_dict: T_i ",
                    "must be at least 1, got ", options.at("T_i"));
@@ -307,8 +307,9 @@ void OneCycleLR::check_options(const std::map<std::string, double>& options) con
   for (const auto& [key, value] : this->options()) keys.insert(key);
   check_keys("OneCycleLR", options, keys);
   double total = options.at("total_steps");
-  KILN_CHECK_VALUE(total >= 1 && total == std::floor(total), "OneCycleLR.load_state_dict: ",
-                   "total_steps must be a positive integer, got ", total);
+  KILN_CHECK_VALUE(total >= 1 && total == std::floor(total),
+                   "OneCycleLR.load_state_dict: ", "total_steps must be a positive integer, got ",
+                   total);
   KILN_CHECK_VALUE(options.at("cycle_momentum") == (cycle_momentum_ ? 1.0 : 0.0),
                    "OneCycleLR.load_state_dict: the state was saved with cycle_momentum ",
                    options.at("cycle_momentum") != 0 ? "on" : "off", ", this scheduler has it ",
@@ -477,9 +478,9 @@ SequentialLR::SequentialLR(Optimizer& optimizer,
 void SequentialLR::step() {
   set_last_epoch(last_epoch() + 1);
   count_step();
-  auto idx = static_cast<size_t>(std::upper_bound(milestones_.begin(), milestones_.end(),
-                                                  last_epoch()) -
-                                 milestones_.begin());
+  auto idx =
+      static_cast<size_t>(std::upper_bound(milestones_.begin(), milestones_.end(), last_epoch()) -
+                          milestones_.begin());
   LRScheduler& scheduler = *schedulers_[idx];
   if (idx > 0 && milestones_[idx - 1] == last_epoch()) {
     scheduler.step_to(0);

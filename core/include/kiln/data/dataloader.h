@@ -32,8 +32,8 @@
 #include <kiln/data/dataloader_options.h>
 #include <kiln/data/dataset.h>
 #include <kiln/data/datasets/base.h>
-#include <kiln/data/samplers/random.h>
 #include <kiln/data/sample.h>
+#include <kiln/data/samplers/random.h>
 #include <kiln/export.h>
 
 #include <cstddef>
@@ -157,18 +157,19 @@ template <class Dataset, class Sampler,
                            int> = 0>
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
     Dataset dataset, Sampler sampler, DataLoaderOptions options = DataLoaderOptions()) {
-  return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(
-      std::move(dataset), std::move(sampler), std::move(options));
+  return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(std::move(dataset),
+                                                                 std::move(sampler),
+                                                                 std::move(options));
 }
 
 // As above with a Sampler (RandomSampler by default) of the dataset's size; throws kiln::Error
 // when the dataset has no size:
 //   make_data_loader(dataset, 32)
 //   make_data_loader<samplers::SequentialSampler>(dataset, DataLoaderOptions(32))
-template <class Sampler = samplers::RandomSampler, class Dataset,
-          std::enable_if_t<detail::is_stateless_dataset<Dataset> &&
-                               std::is_constructible_v<Sampler, size_t>,
-                           int> = 0>
+template <
+    class Sampler = samplers::RandomSampler, class Dataset,
+    std::enable_if_t<
+        detail::is_stateless_dataset<Dataset> && std::is_constructible_v<Sampler, size_t>, int> = 0>
 std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
     Dataset dataset, DataLoaderOptions options = DataLoaderOptions()) {
   const std::optional<size_t> size = dataset.size();

@@ -139,8 +139,8 @@ KILN_API Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2,
                                     const Tensor& target, double margin = 0.0,
                                     Reduction reduction = Reduction::Mean);
 // input where target is 1, max(0, margin - input) where target is -1 (other targets: both).
-KILN_API Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target,
-                                     double margin = 1.0, Reduction reduction = Reduction::Mean);
+KILN_API Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, double margin = 1.0,
+                                     Reduction reduction = Reduction::Mean);
 // Multi-class hinge of input [N, C] or [C] and class indices target [N] or []: per sample,
 // sum over j != y of weight[y] * max(0, margin - input[y] + input[j])^p / C, p in {1, 2}.
 KILN_API Tensor multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p = 1,
@@ -190,8 +190,8 @@ KILN_API Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets,
                          const Tensor& input_lengths, const Tensor& target_lengths,
                          int64_t blank = 0, Reduction reduction = Reduction::Mean,
                          bool zero_infinity = false);
-KILN_API Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets,
-                         IntArrayRef input_lengths, IntArrayRef target_lengths, int64_t blank = 0,
+KILN_API Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
+                         IntArrayRef target_lengths, int64_t blank = 0,
                          Reduction reduction = Reduction::Mean, bool zero_infinity = false);
 
 // --- distances (functional_distance.cpp) -------------------------------------------------------

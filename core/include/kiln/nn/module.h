@@ -24,8 +24,8 @@
 //   )
 // kiln's modules print as libtorch's with `torch::` spelled `kiln::` (C++ booleans, sizes as
 // [3, 3], numbers as a C++ stream prints them: 1e-05, 0.5, 20), so a libtorch test that compares
-// printed modules passes once `torch` is renamed `kiln`. A module without its own pretty_print prints its name(): the
-// demangled class name, namespaces included ("app::Net"), as libtorch.
+// printed modules passes once `torch` is renamed `kiln`. A module without its own pretty_print
+// prints its name(): the demangled class name, namespaces included ("app::Net"), as libtorch.
 #pragma once
 
 #include <kiln/export.h>

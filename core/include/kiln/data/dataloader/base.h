@@ -74,10 +74,9 @@ class DataLoaderBase {
     KILN_CHECK(!joined_, "DataLoader: begin() after join(): its worker threads are stopped; ",
                "make a new loader to iterate again");
     if (auto live = current_.lock(); live && !live->exhausted() && pool_) {
-      throw Error(
-          "Attempted to get a new DataLoader iterator while another iterator is not yet "
-          "exhausted (its batches are being loaded by the workers): finish or destroy the "
-          "earlier iterator first");
+      throw Error("Attempted to get a new DataLoader iterator while another iterator is not yet "
+                  "exhausted (its batches are being loaded by the workers): finish or destroy the "
+                  "earlier iterator first");
     }
     ++epoch_;
     if (pool_) pool_->restart(/*wait_running=*/shares_dataset_);

@@ -13,9 +13,8 @@
 namespace kiln::data {
 
 template <typename Dataset>
-class StatefulDataLoader
-    : public DataLoaderBase<Dataset, typename Dataset::BatchType::value_type,
-                            typename Dataset::BatchRequestType> {
+class StatefulDataLoader : public DataLoaderBase<Dataset, typename Dataset::BatchType::value_type,
+                                                 typename Dataset::BatchRequestType> {
  public:
   using super = DataLoaderBase<Dataset, typename Dataset::BatchType::value_type,
                                typename Dataset::BatchRequestType>;

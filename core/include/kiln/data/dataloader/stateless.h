@@ -35,7 +35,8 @@ class StatelessDataLoader : public DataLoaderBase<Dataset, typename Dataset::Bat
       this->start_workers(std::move(copies), /*shared=*/false);
     } else {
       throw ValueError("make_data_loader: the dataset cannot be copied, and each of the " +
-                       std::to_string(this->options_.workers) + " workers needs a copy; wrap "
+                       std::to_string(this->options_.workers) +
+                       " workers needs a copy; wrap "
                        "it with datasets::make_shared_dataset to share one");
     }
   }

@@ -15,8 +15,8 @@
 // sampler's position (chunks already in the cache are read again after a load).
 #pragma once
 
-#include <kiln/data/datasets/stateful.h>
 #include <kiln/data/datasets/chunk_buffer.h>
+#include <kiln/data/datasets/stateful.h>
 #include <kiln/data/detail/job_pool.h>
 #include <kiln/data/samplers/random.h>
 #include <kiln/error.h>
@@ -119,8 +119,8 @@ class ChunkDataset final
   // Applied to each loaded group of chunks before it is shuffled into batches (sorting, say).
   using PreprocessingPolicy = std::function<void(UnwrappedBatchType&)>;
 
-  ChunkDataset(ChunkReader chunk_reader, ChunkSampler chunk_sampler,
-               ExampleSampler example_sampler, ChunkDatasetOptions options,
+  ChunkDataset(ChunkReader chunk_reader, ChunkSampler chunk_sampler, ExampleSampler example_sampler,
+               ChunkDatasetOptions options,
                PreprocessingPolicy preprocessing_policy = PreprocessingPolicy())
       : state_(std::make_shared<State>(std::move(chunk_reader), std::move(chunk_sampler),
                                        std::move(example_sampler), std::move(options),

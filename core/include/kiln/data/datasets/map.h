@@ -25,8 +25,8 @@ class MapDataset
   using DatasetType = SourceDataset;
   using TransformType = AppliedTransform;
   using BatchRequestType = typename SourceDataset::BatchRequestType;
-  using OutputBatchType = detail::optional_if_t<SourceDataset::is_stateful,
-                                                typename AppliedTransform::OutputBatchType>;
+  using OutputBatchType =
+      detail::optional_if_t<SourceDataset::is_stateful, typename AppliedTransform::OutputBatchType>;
 
   MapDataset(DatasetType dataset, TransformType transform)
       : dataset_(std::move(dataset)), transform_(std::move(transform)) {}

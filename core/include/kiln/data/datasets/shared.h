@@ -13,10 +13,9 @@
 namespace kiln::data::datasets {
 
 template <typename UnderlyingDataset>
-class SharedBatchDataset
-    : public BatchDataset<SharedBatchDataset<UnderlyingDataset>,
-                          typename UnderlyingDataset::BatchType,
-                          typename UnderlyingDataset::BatchRequestType> {
+class SharedBatchDataset : public BatchDataset<SharedBatchDataset<UnderlyingDataset>,
+                                               typename UnderlyingDataset::BatchType,
+                                               typename UnderlyingDataset::BatchRequestType> {
  public:
   using BatchType = typename UnderlyingDataset::BatchType;
   using BatchRequestType = typename UnderlyingDataset::BatchRequestType;

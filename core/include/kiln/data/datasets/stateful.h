@@ -10,8 +10,7 @@
 
 namespace kiln::data::datasets {
 
-template <typename Self, typename Batch = std::vector<Example<>>,
-          typename BatchRequest = size_t>
+template <typename Self, typename Batch = std::vector<Example<>>, typename BatchRequest = size_t>
 class StatefulDataset : public BatchDataset<Self, std::optional<Batch>, BatchRequest> {
  public:
   // Starts a new epoch.

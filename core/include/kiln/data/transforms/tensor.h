@@ -61,8 +61,7 @@ struct Normalize : public TensorTransform<Target> {
   // The values as a float32 tensor [C, 1, 1].
   static Tensor channels(const char* name, ArrayRef<double> values) {
     KILN_CHECK_VALUE(!values.empty(), "Normalize: ", name, " must have at least one value");
-    return kiln::tensor(values.vec(), kFloat)
-        .view({static_cast<int64_t>(values.size()), 1, 1});
+    return kiln::tensor(values.vec(), kFloat).view({static_cast<int64_t>(values.size()), 1, 1});
   }
 };
 

@@ -140,8 +140,7 @@ class AnyModule {
     };
   }
   template <class R, class... Params, class Call, size_t... I>
-  static AnyValue invoke(const Call& call, std::vector<AnyValue>& args,
-                         std::index_sequence<I...>) {
+  static AnyValue invoke(const Call& call, std::vector<AnyValue>& args, std::index_sequence<I...>) {
     (void)args;  // unused when forward() takes no argument
     return AnyValue(call(static_cast<Params&&>(argument<std::decay_t<Params>>(args[I], I))...));
   }

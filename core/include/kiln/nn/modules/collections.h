@@ -139,9 +139,7 @@ class KILN_API ParameterListImpl : public Module {
   ParameterListImpl() = default;
   template <class... Tensors>
     requires(sizeof...(Tensors) > 0 && (std::is_convertible_v<Tensors, const Tensor&> && ...))
-  explicit ParameterListImpl(Tensors&&... params) {
-    (append(params), ...);
-  }
+  explicit ParameterListImpl(Tensors&&... params) { (append(params), ...); }
 
   // Appends a parameter (requires_grad as the tensor has it).
   void append(const Tensor& param) {

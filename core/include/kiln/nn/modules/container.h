@@ -7,9 +7,9 @@
 #include <kiln/nn/modules/any.h>
 #include <kiln/ordered_dict.h>
 
+#include <functional>
 #include <initializer_list>
 #include <memory>
-#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -61,11 +61,12 @@ AnyModule any_module(M&& module) {
 
 // What push_back and the containers' constructors take as a module.
 template <class M>
-concept ModuleLike = requires { typename std::decay_t<M>::ContainedType; } ||
-                     requires { typename std::decay_t<M>::element_type; } ||
-                     std::is_base_of_v<Module, std::decay_t<M>> ||
-                     std::is_same_v<std::decay_t<M>, AnyModule> ||
-                     std::is_invocable_r_v<Tensor, std::decay_t<M>&, const Tensor&>;
+concept ModuleLike = requires {
+  typename std::decay_t<M>::ContainedType;
+}
+|| requires { typename std::decay_t<M>::element_type; }
+|| std::is_base_of_v<Module, std::decay_t<M>> || std::is_same_v<std::decay_t<M>, AnyModule> ||
+    std::is_invocable_r_v<Tensor, std::decay_t<M>&, const Tensor&>;
 
 // A module with a name, for building a Sequential from named modules:
 // `Sequential({{"conv", Conv2d(1, 8, 3)}, {"relu", ReLU()}})`.
