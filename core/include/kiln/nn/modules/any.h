@@ -93,9 +93,10 @@ class AnyModule {
   // The module as T (an implementation or holder type); throws TypeError when it is not one.
   template <class T>
   typename nn::detail::contained_of<T>::type& get() const {
-    auto* module = ptr()->template as<T>();
+    Module& held = *ptr();
+    auto* module = held.template as<T>();
     KILN_CHECK_TYPE(module != nullptr, "Attempted to cast module of type ",
-                    detail::type_name(typeid(*ptr())), " to type ",
+                    detail::type_name(typeid(held)), " to type ",
                     detail::type_name(typeid(typename nn::detail::contained_of<T>::type)));
     return *module;
   }
@@ -109,7 +110,10 @@ class AnyModule {
     return std::dynamic_pointer_cast<typename nn::detail::contained_of<T>::type>(ptr());
   }
   bool is_empty() const noexcept { return module_ == nullptr; }
-  const std::type_info& type_info() const { return typeid(*ptr()); }
+  const std::type_info& type_info() const {
+    const Module& held = *ptr();
+    return typeid(held);
+  }
 
  private:
   using Forward = std::function<AnyValue(std::vector<AnyValue>)>;

@@ -228,9 +228,10 @@ class KILN_API ModuleListImpl : public Module {
   }
   template <class T>
   typename detail::contained_of<T>::type& at(size_t index) const {
-    auto* module = ptr(index)->template as<T>();
+    Module& held = *ptr(index);
+    auto* module = held.template as<T>();
     KILN_CHECK_TYPE(module != nullptr, "ModuleList: module ", index, " is a ",
-                    detail::type_name(typeid(*modules_[index])), ", not a ",
+                    detail::type_name(typeid(held)), ", not a ",
                     detail::type_name(typeid(typename detail::contained_of<T>::type)));
     return *module;
   }
