@@ -2,8 +2,7 @@
 #include "runtime.h"
 
 #include <kiln/error.h>
-
-#include <iostream>
+#include <kiln/warning.h>
 
 namespace kiln::detail {
 
@@ -12,6 +11,9 @@ void internal_error(const char* file, int line, const std::string& message) {
                   " (this is a bug in kiln, please report it)"));
 }
 
-void warn(const std::string& message) { std::cerr << "kiln: warning: " << message << "\n"; }
+void warn(const std::string& message) {
+  // kiln's own warnings name no source location: the message says which operator or setting.
+  ::kiln::warn(Warning(UserWarning{}, SourceLocation{}, message, false));
+}
 
 }  // namespace kiln::detail

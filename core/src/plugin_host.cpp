@@ -91,14 +91,16 @@ void host_log(int32_t level, const char* message) {
   try {
     const Host& h = host();
     std::string who = h.plugin >= 0 ? h.name : "plugin";
-    if (level >= KILN_LOG_WARN || env_flag("KILN_VERBOSE", false)) {
-      const char* tag = level >= KILN_LOG_ERROR ? "error"
-                                                : (level >= KILN_LOG_WARN ? "warning" : "info");
-      std::cerr << "kiln: " << tag << " [" << who << "]: " << (message ? message : "(null)")
-                << "\n";
+    const char* text = message ? message : "(null)";
+    if (level >= KILN_LOG_WARN && level < KILN_LOG_ERROR) {
+      warn("[" + who + "]: " + text);  // through the thread's kiln::WarningHandler
+    } else if (level >= KILN_LOG_WARN || env_flag("KILN_VERBOSE", false)) {
+      const char* tag = level >= KILN_LOG_ERROR ? "error" : "info";
+      std::cerr << "kiln: " << tag << " [" << who << "]: " << text << "\n";
     }
-  } catch (const std::exception& e) {  // KILN_VERBOSE is malformed: say so, never throw to C
-    warn(e.what());
+  } catch (const std::exception& e) {
+    // KILN_VERBOSE is malformed, or a warning handler threw: say so, never throw to C.
+    std::cerr << "kiln: warning: " << e.what() << "\n";
   }
 }
 

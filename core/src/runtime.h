@@ -59,7 +59,8 @@ PluginError take_plugin_failure();
 // kinds] in kiln/sdk/plugin.h: a message with an ABI 1.0 prefix keeps that prefix's subclass).
 [[noreturn]] void throw_plugin_error(const std::string& where, PluginError error);
 
-// Prints a warning to stderr with the "kiln: warning:" prefix.
+// Hands a warning to the calling thread's kiln::WarningHandler (kiln/warning.h); the default
+// handler prints it to stderr with the "kiln: warning:" prefix.
 void warn(const std::string& message);
 
 // A 0/1 environment variable: `unset` when it is unset or empty; throws ValueError naming the

@@ -3,10 +3,13 @@
 // and strides in, so a small tensor costs no allocation for its shape.
 #pragma once
 
+#include <kiln/error.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <ostream>
 #include <span>
 #include <vector>
@@ -41,7 +44,38 @@ class ArrayRef {
   constexpr const T* begin() const { return data_; }
   constexpr const T* end() const { return data_ + size_; }
   constexpr const T& operator[](size_t i) const { return data_[i]; }
-  constexpr const T& back() const { return data_[size_ - 1]; }
+  constexpr const T* cbegin() const { return data_; }
+  constexpr const T* cend() const { return data_ + size_; }
+  constexpr std::reverse_iterator<const T*> rbegin() const {
+    return std::reverse_iterator<const T*>(end());
+  }
+  constexpr std::reverse_iterator<const T*> rend() const {
+    return std::reverse_iterator<const T*>(begin());
+  }
+  constexpr const T& front() const {
+    KILN_CHECK_INDEX(size_ != 0, "ArrayRef::front: the array is empty");
+    return data_[0];
+  }
+  constexpr const T& back() const {
+    KILN_CHECK_INDEX(size_ != 0, "ArrayRef::back: the array is empty");
+    return data_[size_ - 1];
+  }
+  // The element at i, checked (operator[] is not).
+  constexpr const T& at(size_t i) const {
+    KILN_CHECK_INDEX(i < size_, "ArrayRef::at: index ", i, " is out of range for size ", size_);
+    return data_[i];
+  }
+  // The m elements from the n-th, as libtorch's ArrayRef::slice.
+  constexpr ArrayRef slice(size_t n, size_t m) const {
+    KILN_CHECK_INDEX(n <= size_ && m <= size_ - n, "ArrayRef::slice: ", m, " elements from ", n,
+                     " are out of range for size ", size_);
+    return ArrayRef(data_ + n, m);
+  }
+  // The elements from the n-th on.
+  constexpr ArrayRef slice(size_t n) const {
+    KILN_CHECK_INDEX(n <= size_, "ArrayRef::slice: start ", n, " is out of range for size ", size_);
+    return ArrayRef(data_ + n, size_ - n);
+  }
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
   bool equals(ArrayRef other) const {
     if (size_ != other.size_) return false;

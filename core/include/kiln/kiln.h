@@ -1,5 +1,6 @@
 // Everything a kiln user includes, as libtorch's torch/torch.h: tensors and operators,
-// autograd, devices and plugins, nn, optim, amp, data and serialize.
+// autograd, devices and plugins, nn, optim, amp, data and serialize, and the utilities
+// libtorch code uses (irange, str, warnings, temporary files).
 #pragma once
 
 #include <kiln/amp.h>
@@ -10,6 +11,7 @@
 #include <kiln/dispatch.h>
 #include <kiln/dtype.h>
 #include <kiln/error.h>
+#include <kiln/expanding_array.h>
 #include <kiln/gradcheck.h>
 #include <kiln/indexing.h>
 #include <kiln/nn.h>
@@ -21,3 +23,9 @@
 #include <kiln/serialize.h>
 #include <kiln/tensor.h>
 #include <kiln/tensor_data.h>
+#include <kiln/util/irange.h>
+#include <kiln/util/memory.h>
+#include <kiln/util/string.h>
+#include <kiln/util/tempfile.h>
+#include <kiln/variable.h>
+#include <kiln/warning.h>

@@ -114,11 +114,7 @@ struct WarningCapture : public c10::WarningHandler {
   }
   ~WarningCapture() { c10::Warning::set_warning_handler(prev_); }
   const std::vector<std::string>& messages() { return messages_; }
-  std::string str() {
-    std::string joined;
-    for (const auto& message : messages_) joined += (joined.empty() ? "" : "\n") + message;
-    return joined;
-  }
+  std::string str() { return c10::Join("\n", messages_); }
   void process(const c10::SourceLocation&, const std::string& msg, bool) override {
     messages_.push_back(msg);
   }

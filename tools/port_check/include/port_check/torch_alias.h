@@ -14,3 +14,10 @@ namespace c10 = kiln;
 #ifndef TORCH_CHECK
 #define TORCH_CHECK KILN_CHECK
 #endif
+// Its warning macros too: message parts, handed to the thread's kiln::WarningHandler.
+#ifndef TORCH_WARN
+#define TORCH_WARN KILN_WARN
+#endif
+#ifndef TORCH_WARN_ONCE
+#define TORCH_WARN_ONCE KILN_WARN_ONCE
+#endif
