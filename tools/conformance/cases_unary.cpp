@@ -49,6 +49,7 @@ double silu_ref(double x) { return x / (1 + std::exp(-x)); }
 double mish_ref(double x) { return x * std::tanh(std::log1p(std::exp(x))); }
 // erfinv by bisection on erf: the reference shares no code with the kernel's approximation
 double erfinv_ref(double y) {
+  if (std::abs(y) == 1) return y * std::numeric_limits<double>::infinity();
   double lo = -6, hi = 6;
   for (int i = 0; i < 200; ++i) (std::erf((lo + hi) / 2) < y ? lo : hi) = (lo + hi) / 2;
   return (lo + hi) / 2;
