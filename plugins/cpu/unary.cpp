@@ -21,6 +21,17 @@ void unary_kernel(const Call& call) {
   });
 }
 
+// out = Op<C>{param}(x), the parameter the attribute 0 (gelu, leaky_relu, hardshrink, softshrink).
+template <template <class> class Op>
+void param_kernel(const Call& call) {
+  visit<Op<float>::dtypes>(call.input(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const Op<C> f{pw::clamp_bound<C>(call.has_attr(0) ? &call.attr(0) : nullptr, C(0))};
+    map<T, T>(f, call.output(0), {&call.input(0)}, kGrainHeavy);
+  });
+}
+
 }  // namespace
 
 void register_unary(KernelTable& table) {
@@ -40,6 +51,33 @@ void register_unary(KernelTable& table) {
   table.add("cos", kernel<unary_kernel<pw::Cos, kGrainHeavy>>);
   table.add("tanh", kernel<unary_kernel<pw::Tanh, kGrainHeavy>>);
   table.add("sigmoid", kernel<unary_kernel<pw::Sigmoid, kGrainHeavy>>);
+  table.add("gelu", kernel<param_kernel<pw::Gelu>>);
+  table.add("leaky_relu", kernel<param_kernel<pw::LeakyRelu>>);
+  table.add("hardshrink", kernel<param_kernel<pw::Hardshrink>>);
+  table.add("softshrink", kernel<param_kernel<pw::Softshrink>>);
+  table.add("floor", kernel<unary_kernel<pw::Floor>>);
+  table.add("ceil", kernel<unary_kernel<pw::Ceil>>);
+  table.add("round", kernel<unary_kernel<pw::Round>>);
+  table.add("trunc", kernel<unary_kernel<pw::Trunc>>);
+  table.add("frac", kernel<unary_kernel<pw::Frac>>);
+  table.add("reciprocal", kernel<unary_kernel<pw::Reciprocal>>);
+  table.add("log2", kernel<unary_kernel<pw::Log2, kGrainHeavy>>);
+  table.add("log10", kernel<unary_kernel<pw::Log10, kGrainHeavy>>);
+  table.add("exp2", kernel<unary_kernel<pw::Exp2, kGrainHeavy>>);
+  table.add("tan", kernel<unary_kernel<pw::Tan, kGrainHeavy>>);
+  table.add("sinh", kernel<unary_kernel<pw::Sinh, kGrainHeavy>>);
+  table.add("cosh", kernel<unary_kernel<pw::Cosh, kGrainHeavy>>);
+  table.add("asin", kernel<unary_kernel<pw::Asin, kGrainHeavy>>);
+  table.add("acos", kernel<unary_kernel<pw::Acos, kGrainHeavy>>);
+  table.add("atan", kernel<unary_kernel<pw::Atan, kGrainHeavy>>);
+  table.add("asinh", kernel<unary_kernel<pw::Asinh, kGrainHeavy>>);
+  table.add("acosh", kernel<unary_kernel<pw::Acosh, kGrainHeavy>>);
+  table.add("atanh", kernel<unary_kernel<pw::Atanh, kGrainHeavy>>);
+  table.add("erf", kernel<unary_kernel<pw::Erf, kGrainHeavy>>);
+  table.add("erfc", kernel<unary_kernel<pw::Erfc, kGrainHeavy>>);
+  table.add("erfinv", kernel<unary_kernel<pw::Erfinv, kGrainHeavy>>);
+  table.add("silu", kernel<unary_kernel<pw::Silu, kGrainHeavy>>);
+  table.add("mish", kernel<unary_kernel<pw::Mish, kGrainHeavy>>);
 }
 
 }  // namespace kiln::cpu

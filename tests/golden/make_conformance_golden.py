@@ -264,6 +264,66 @@ def write_unary(w):
                else T([0.0, -0.0, 0.5, nan, inf], dt))
 
 
+def write_math(w):
+    """Issue 15: math functions and activations, special values included."""
+    floats = {
+        "floor": [-2.5, -0.5, -0.0, 0.5, 2.5, 1e20, -inf, inf, nan],
+        "ceil": [-2.5, -0.5, -0.0, 0.5, 2.5, 1e20, -inf, inf, nan],
+        "round": [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.6, -inf, inf, nan],
+        "trunc": [-2.7, -0.5, 0.5, 2.7, -inf, inf, nan],
+        "frac": [-2.75, -0.5, -0.0, 0.25, 3.0, nan],
+        "reciprocal": [-2.0, -0.0, 0.0, 0.5, 4.0, -inf, inf, nan],
+        "log2": [-1.0, 0.0, 0.5, 1.0, 8.0, inf, nan],
+        "log10": [-1.0, 0.0, 0.5, 1.0, 1000.0, inf, nan],
+        "exp2": [-200.0, -1.0, 0.0, 0.5, 10.0, 200.0, -inf, inf, nan],
+        "tan": [-1.2, -0.0, 0.0, 0.5, 1.5, inf, nan],
+        "sinh": [-100.0, -1.0, -0.0, 0.5, 3.0, -inf, inf, nan],
+        "cosh": [-100.0, -1.0, 0.0, 0.5, 3.0, -inf, inf, nan],
+        "asin": [-2.0, -1.0, -0.0, 0.5, 1.0, nan],
+        "acos": [-2.0, -1.0, 0.0, 0.5, 1.0, nan],
+        "atan": [-1e10, -1.0, -0.0, 0.5, 3.0, -inf, inf, nan],
+        "asinh": [-1e10, -1.0, -0.0, 0.5, 3.0, -inf, inf, nan],
+        "acosh": [0.5, 1.0, 2.0, 10.0, inf, nan],
+        "atanh": [-2.0, -1.0, -0.5, -0.0, 0.5, 1.0, nan],
+        "erf": [-5.0, -0.5, -0.0, 0.0, 0.5, 5.0, -inf, inf, nan],
+        "erfc": [-5.0, -0.5, 0.0, 0.5, 5.0, 30.0, -inf, inf, nan],
+        "erfinv": [-2.0, -1.0, -0.999, -0.5, -0.0, 0.0, 0.3, 0.9, 0.999999, 1.0, nan],
+        "silu": [-100.0, -2.0, -0.0, 0.0, 1.0, 100.0, inf, nan],
+        "mish": [-100.0, -2.0, -0.0, 0.0, 1.0, 30.0, 100.0, inf, nan],
+        "logsigmoid": [-200.0, -2.0, 0.0, 1.0, 200.0, -inf, inf, nan],
+        "softsign": [-1e30, -2.0, -0.0, 0.0, 1.0, -inf, inf, nan],
+        "tanhshrink": [-20.0, -1.0, 0.0, 0.5, 20.0, nan],
+    }
+    functional = {"logsigmoid", "softsign", "tanhshrink", "silu", "mish"}
+    for op, values in floats.items():
+        fn = getattr(torch.nn.functional if op in functional else torch, op)
+        for dt in FLOATS:
+            w.case(op, dt, fn, T(values, dt))
+    for op in ["floor", "ceil", "round", "trunc"]:
+        fn = getattr(torch, op)
+        for dt in ["uint8", "int32", "int64"]:
+            w.case(op, dt, fn, T([0, 1, 7, 100], dt))
+    # floating functions of integers and bools give float32
+    for op in ["reciprocal", "log2", "log10", "exp2", "atan", "erf", "erfc", "erfinv", "sinh"]:
+        fn = getattr(torch, op)
+        for dt in ["bool", "int32", "int64"]:
+            w.case(op, dt, fn, T([0, 1] if dt == "bool" else [0, 1, 2, -3], dt))
+    act = [-1e4, -3.0, -0.5, -0.25, -0.0, 0.0, 0.25, 0.5, 1.0, 3.0, 1e4, -inf, inf, nan]
+    for dt in FLOATS:
+        F = torch.nn.functional
+        w.case("gelu_none", dt, F.gelu, T(act, dt))
+        w.case("gelu_tanh", dt, lambda x: F.gelu(x, approximate="tanh"), T(act, dt))
+        for v in [0.01, 0.2]:
+            w.case("leaky_relu", f"{dt}_{v}", F.leaky_relu, T(act, dt), Num(v))
+        for v in [0.25, 0.5]:
+            w.case("hardshrink", f"{dt}_{v}", F.hardshrink, T(act, dt), Num(v))
+            w.case("softshrink", f"{dt}_{v}", F.softshrink, T(act, dt), Num(v))
+    for dt in ["float32", "float64"]:
+        for decimals in [-2, -1, 1, 3]:
+            w.case("round_decimals", f"{dt}_{decimals}", lambda x, d: torch.round(x, decimals=d),
+                   T([-1234.5678, -0.125, 0.0, 0.45, 2.675, 1e10, nan], dt), Int(decimals))
+
+
 def write_bitwise_logical(w):
     for op in ["bitwise_and", "bitwise_or", "bitwise_xor"]:
         fn = getattr(torch, op)
@@ -771,6 +831,7 @@ def main():
     w = Writer()
     write_arithmetic(w)
     write_unary(w)
+    write_math(w)
     write_bitwise_logical(w)
     write_compare(w)
     write_min_max_clamp(w)

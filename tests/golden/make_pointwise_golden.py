@@ -52,6 +52,32 @@ TRANSCENDENTAL = {
     "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos,
     "tanh": torch.tanh, "sigmoid": torch.sigmoid,
 }
+# issue 15: math functions and activations, on inputs whose results are exact in every libm
+MATH = {
+    "floor": (torch.floor, NUMERIC, [-2.5, -0.5, 0.5, 2.5]),
+    "ceil": (torch.ceil, NUMERIC, [-2.5, -0.5, 0.5, 2.5]),
+    "round": (torch.round, NUMERIC, [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]),
+    "trunc": (torch.trunc, NUMERIC, [-2.5, -0.5, 0.5, 2.5]),
+    "frac": (torch.frac, FLOATING, [-2.75, 0.25, 3.0]),
+    "reciprocal": (torch.reciprocal, FLOATING, [-2.0, 0.5, 4.0]),
+    "log2": (torch.log2, FLOATING, [-1.0, 1.0, 0.5, 8.0]),
+    "log10": (torch.log10, FLOATING, [-1.0, 1.0, 1000.0]),
+    "exp2": (torch.exp2, FLOATING, [-1.0, 3.0]),
+    "tan": (torch.tan, FLOATING, []),
+    "sinh": (torch.sinh, FLOATING, []),
+    "cosh": (torch.cosh, FLOATING, []),
+    "asin": (torch.asin, FLOATING, [-2.0, 2.0]),
+    "acos": (torch.acos, FLOATING, [-2.0, 1.0]),
+    "atan": (torch.atan, FLOATING, []),
+    "asinh": (torch.asinh, FLOATING, []),
+    "acosh": (torch.acosh, FLOATING, [0.5, 1.0]),
+    "atanh": (torch.atanh, FLOATING, [-2.0, -1.0, 1.0]),
+    "erf": (torch.erf, FLOATING, [-30.0, 30.0]),
+    "erfc": (torch.erfc, FLOATING, [30.0]),
+    "erfinv": (torch.erfinv, FLOATING, [-2.0, -1.0, 1.0, 2.0]),
+    "silu": (torch.nn.functional.silu, FLOATING, [-1000.0, 1000.0]),
+    "mish": (torch.nn.functional.mish, FLOATING, [-1000.0, 1000.0]),
+}
 BINARY = {
     "mul": (torch.mul, ALL), "div": (torch.div, FLOATING),
     "floor_divide": (torch.floor_divide, NUMERIC), "remainder": (torch.remainder, NUMERIC),
@@ -102,6 +128,25 @@ def main():
         for dtype in FLOATING:
             for x in SPECIAL + ([-1000.0, 1000.0] if op == "sigmoid" else []):
                 case(lines, op, dtype, f, [x])
+    for op, (f, dtypes, extra) in MATH.items():
+        for dtype in dtypes:
+            values = SPECIAL + extra if dtype in FLOATING else VALUES[dtype]
+            for x in values:
+                case(lines, op, dtype, f, [x])
+    # activations with a parameter: inputs x, parameter (gelu's: 1 for the tanh approximation)
+    F = torch.nn.functional
+    params = {
+        "gelu": (lambda x, p: F.gelu(x, approximate="tanh" if p else "none"), [0, 1]),
+        "leaky_relu": (F.leaky_relu, [0.5, 2.0]),
+        "hardshrink": (F.hardshrink, [0.5, 3.0]),
+        "softshrink": (F.softshrink, [0.5, 3.0]),
+    }
+    for op, (f, values) in params.items():
+        for dtype in FLOATING:
+            for x in SPECIAL + ([-3.0, -0.5, 0.5, 3.0] if op != "gelu" else []):
+                for p in values:
+                    out = f(torch.tensor([x], dtype=DTYPES[dtype]), p)
+                    lines.append(f"{op} {dtype} {text(x)} {text(p)} = {text(scalar(out))}")
     for op, (f, dtypes) in BINARY.items():
         for dtype in dtypes:
             for a, b in itertools.product(VALUES[dtype], repeat=2):

@@ -1,5 +1,7 @@
 // Unary elementwise operators: neg abs sign exp log log1p expm1 sqrt rsqrt sin cos tanh sigmoid
-// relu square bitwise_not logical_not.
+// relu square bitwise_not logical_not; floor ceil round trunc frac reciprocal log2 log10 exp2 tan
+// sinh cosh asin acos atan asinh acosh atanh erf erfc erfinv silu mish logsigmoid softsign
+// tanhshrink gelu leaky_relu hardshrink softshrink.
 #include "conformance.h"
 
 #include <cmath>
@@ -39,6 +41,19 @@ void unary(const std::string& name, const std::string& op, bool gradient,
 double sigmoid_ref(double x) { return 1 / (1 + std::exp(-x)); }
 double relu_ref(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0); }
 double sign_ref(double x) { return static_cast<double>((x > 0) - (x < 0)); }
+double gelu_ref(double x, double tanh_approximation) {
+  if (tanh_approximation == 0) return x * 0.5 * (1 + std::erf(x / std::sqrt(2.0)));
+  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+double silu_ref(double x) { return x / (1 + std::exp(-x)); }
+double mish_ref(double x) { return x * std::tanh(std::log1p(std::exp(x))); }
+// erfinv by bisection on erf: the reference shares no code with the kernel's approximation
+double erfinv_ref(double y) {
+  if (std::abs(y) == 1) return y * std::numeric_limits<double>::infinity();
+  double lo = -6, hi = 6;
+  for (int i = 0; i < 200; ++i) (std::erf((lo + hi) / 2) < y ? lo : hi) = (lo + hi) / 2;
+  return (lo + hi) / 2;
+}
 
 }  // namespace
 
@@ -171,6 +186,86 @@ void register_unary_cases() {
       "logical_not", "logical_not", kNoGradient, kAll, -2, 2, kiln::logical_not,
       [](double x) { return x == 0 ? 1.0 : 0.0; }, bool_dtype);
 
+  // Issue 15: math functions and activations (inputs away from the rounding functions' jumps,
+  // where finite differences do not hold)
+  unary("floor", "floor", kGradient, kNumeric, -5, 5, kiln::floor,
+        [](double x) { return std::floor(x); });
+  unary("ceil", "ceil", kGradient, kNumeric, -5, 5, kiln::ceil,
+        [](double x) { return std::ceil(x); });
+  unary("round", "round", kGradient, kNumeric, -5, 5, kiln::round,
+        [](double x) { return std::nearbyint(x); });
+  unary("trunc", "trunc", kGradient, kNumeric, -5, 5, kiln::trunc,
+        [](double x) { return std::trunc(x); });
+  unary("frac", "frac", kGradient, kFloating, -5, 5, kiln::frac,
+        [](double x) { return x - std::trunc(x); });
+  unary(
+      "reciprocal", "reciprocal", kGradient, kAll, 0.5, 5, kiln::reciprocal,
+      [](double x) { return 1 / x; }, float_dtype);
+  struct Math {
+    const char* name;
+    double lo, hi;
+    Tensor (*fn)(const Tensor&);
+    double (*ref)(double);
+  };
+  for (const Math& m :
+       {Math{"log2", 0.1, 5, kiln::log2, [](double x) { return std::log2(x); }},
+        Math{"log10", 0.1, 5, kiln::log10, [](double x) { return std::log10(x); }},
+        Math{"exp2", -3, 3, kiln::exp2, [](double x) { return std::exp2(x); }},
+        Math{"tan", -1.2, 1.2, kiln::tan, [](double x) { return std::tan(x); }},
+        Math{"sinh", -3, 3, kiln::sinh, [](double x) { return std::sinh(x); }},
+        Math{"cosh", -3, 3, kiln::cosh, [](double x) { return std::cosh(x); }},
+        Math{"asin", -0.9, 0.9, kiln::asin, [](double x) { return std::asin(x); }},
+        Math{"acos", -0.9, 0.9, kiln::acos, [](double x) { return std::acos(x); }},
+        Math{"atan", -4, 4, kiln::atan, [](double x) { return std::atan(x); }},
+        Math{"asinh", -4, 4, kiln::asinh, [](double x) { return std::asinh(x); }},
+        Math{"acosh", 1.2, 5, kiln::acosh, [](double x) { return std::acosh(x); }},
+        Math{"atanh", -0.9, 0.9, kiln::atanh, [](double x) { return std::atanh(x); }},
+        Math{"erf", -3, 3, kiln::erf, [](double x) { return std::erf(x); }},
+        Math{"erfc", -3, 3, kiln::erfc, [](double x) { return std::erfc(x); }},
+        Math{"erfinv", -0.95, 0.95, kiln::erfinv, erfinv_ref}}) {
+    unary(m.name, m.name, kGradient, kAll, m.lo, m.hi, m.fn, m.ref, float_dtype);
+  }
+  unary("silu", "silu", kGradient, kFloating, -6, 6, kiln::silu, silu_ref);
+  unary("mish", "mish", kGradient, kFloating, -6, 6, kiln::mish, mish_ref);
+  // activations with a parameter (gelu's approximation, leaky_relu's slope, the shrinks' lambda)
+  struct Param {
+    const char* name;
+    const char* op;
+    Tensor (*fn)(const Tensor&, double);
+    double param;
+    double (*ref)(double, double);
+  };
+  for (const Param& p :
+       {Param{"gelu", "gelu", [](const Tensor&x, double) { return gelu(x); }, 0, gelu_ref},
+        Param{"gelu_tanh", "gelu", [](const Tensor&x, double) { return gelu(x, "tanh"); }, 1,
+              gelu_ref},
+        Param{"leaky_relu", "leaky_relu", leaky_relu, 0.2,
+              [](double x, double s) { return x > 0 ? x : x * s; }},
+        Param{"hardshrink", "hardshrink", hardshrink, 0.5,
+              [](double x, double l) { return std::abs(x) <= l ? 0 : x; }},
+        Param{"softshrink", "softshrink", softshrink, 0.5,
+              [](double x, double l) { return x > l ? x - l : (x < -l ? x + l : 0); }}}) {
+    add_case({.name = p.name,
+              .op = p.op,
+              .gradient = kGradient,
+              .dtypes = kFloating,
+              .inputs =
+                  [seed = seed_of(p.name)](ScalarType d) {
+                    return Args{sample({3, 5}, d, -3, 3, seed)};
+                  },
+              .run = [p](const Args& a) { return Outputs{p.fn(a.t(0), p.param)}; },
+              .reference = ref_unary([p](double x) { return p.ref(x, p.param); })});
+  }
+  add_case({.name = "erfinv_large",  // the vectorized and parallel paths, and both branches
+            .op = "erfinv",
+            .dtypes = {kFloat, kDouble},
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({129, 77}, d, -0.99999, 0.99999, 6)};
+                },
+            .run = [](const Args& a) { return Outputs{kiln::erfinv(a.t(0))}; },
+            .reference = ref_unary(erfinv_ref)});
+
   // PyTorch's outputs: special values (-0.0, inf, nan), uint8 wrap-around, int -> float32
   add_golden("neg", "neg", [](const Args& a) { return Outputs{neg(a.t(0))}; });
   add_golden("abs", "abs", [](const Args& a) { return Outputs{abs(a.t(0))}; });
@@ -186,6 +281,31 @@ void register_unary_cases() {
   add_golden("tanh", "tanh", [](const Args& a) { return Outputs{tanh(a.t(0))}; });
   add_golden("sigmoid", "sigmoid", [](const Args& a) { return Outputs{sigmoid(a.t(0))}; });
   add_golden("relu", "relu", [](const Args& a) { return Outputs{relu(a.t(0))}; });
+  using UnaryFn = Tensor (*)(const Tensor&);
+  for (auto [op, fn] : std::initializer_list<std::pair<const char*, UnaryFn>>{
+           {"floor", kiln::floor}, {"ceil", kiln::ceil},   {"round", kiln::round},
+           {"trunc", kiln::trunc}, {"frac", kiln::frac},   {"reciprocal", kiln::reciprocal},
+           {"log2", kiln::log2},   {"log10", kiln::log10}, {"exp2", kiln::exp2},
+           {"tan", kiln::tan},     {"sinh", kiln::sinh},   {"cosh", kiln::cosh},
+           {"asin", kiln::asin},   {"acos", kiln::acos},   {"atan", kiln::atan},
+           {"asinh", kiln::asinh}, {"acosh", kiln::acosh}, {"atanh", kiln::atanh},
+           {"erf", kiln::erf},     {"erfc", kiln::erfc},   {"erfinv", kiln::erfinv},
+           {"silu", kiln::silu},   {"mish", kiln::mish}}) {
+    add_golden(op, op, [fn](const Args& a) { return Outputs{fn(a.t(0))}; });
+  }
+  add_golden("round_decimals", "round",
+             [](const Args& a) { return Outputs{round(a.t(0), a.i(0))}; });
+  add_golden("gelu_none", "gelu", [](const Args& a) { return Outputs{gelu(a.t(0))}; });
+  add_golden("gelu_tanh", "gelu", [](const Args& a) { return Outputs{gelu(a.t(0), "tanh")}; });
+  add_golden("leaky_relu", "leaky_relu",
+             [](const Args& a) { return Outputs{leaky_relu(a.t(0), a.s(0).to_double())}; });
+  add_golden("hardshrink", "hardshrink",
+             [](const Args& a) { return Outputs{hardshrink(a.t(0), a.s(0).to_double())}; });
+  add_golden("softshrink", "softshrink",
+             [](const Args& a) { return Outputs{softshrink(a.t(0), a.s(0).to_double())}; });
+  add_golden("logsigmoid", "exp", [](const Args& a) { return Outputs{logsigmoid(a.t(0))}; });
+  add_golden("softsign", "abs", [](const Args& a) { return Outputs{softsign(a.t(0))}; });
+  add_golden("tanhshrink", "tanh", [](const Args& a) { return Outputs{tanhshrink(a.t(0))}; });
   add_golden("bitwise_not", "bitwise_not",
              [](const Args& a) { return Outputs{bitwise_not(a.t(0))}; });
   add_golden("logical_not", "logical_not",

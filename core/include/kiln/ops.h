@@ -8,6 +8,7 @@
 
 #include <concepts>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -275,5 +276,48 @@ KILN_API std::vector<Tensor> split_with_sizes(const Tensor& x, IntArrayRef split
 // `sections` views as equal as possible (the first ones one longer), or the views between indices.
 KILN_API std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim = 0);
 KILN_API std::vector<Tensor> tensor_split(const Tensor& x, IntArrayRef indices, int64_t dim = 0);
+
+// ---- Issue 15: activations and math functions (PyTorch's names and semantics) ----
+// Rounding, exact on integers (bool is refused); round() rounds halves to even.
+KILN_API Tensor floor(const Tensor& x);
+KILN_API Tensor ceil(const Tensor& x);
+KILN_API Tensor round(const Tensor& x);
+// Rounds to `decimals` decimal digits (negative: to tens, hundreds...); floating tensors only.
+KILN_API Tensor round(const Tensor& x, int64_t decimals);
+KILN_API Tensor trunc(const Tensor& x);
+// x - trunc(x); floating tensors only.
+KILN_API Tensor frac(const Tensor& x);
+// Floating functions: integer and bool inputs give float32.
+KILN_API Tensor reciprocal(const Tensor& x);
+KILN_API Tensor log2(const Tensor& x);
+KILN_API Tensor log10(const Tensor& x);
+KILN_API Tensor exp2(const Tensor& x);
+KILN_API Tensor tan(const Tensor& x);
+KILN_API Tensor sinh(const Tensor& x);
+KILN_API Tensor cosh(const Tensor& x);
+KILN_API Tensor asin(const Tensor& x);
+KILN_API Tensor acos(const Tensor& x);
+KILN_API Tensor atan(const Tensor& x);
+KILN_API Tensor asinh(const Tensor& x);
+KILN_API Tensor acosh(const Tensor& x);
+KILN_API Tensor atanh(const Tensor& x);
+KILN_API Tensor erf(const Tensor& x);
+KILN_API Tensor erfc(const Tensor& x);
+KILN_API Tensor erfinv(const Tensor& x);
+// Activations of floating tensors only: x * sigmoid(x); x * tanh(softplus(x)).
+KILN_API Tensor silu(const Tensor& x);
+KILN_API Tensor mish(const Tensor& x);
+// x * Phi(x) (Phi the normal CDF), or its tanh approximation (approximate "tanh").
+KILN_API Tensor gelu(const Tensor& x, std::string_view approximate = "none");
+// x for x > 0, negative_slope * x otherwise.
+KILN_API Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+KILN_API Tensor& leaky_relu_(Tensor& x, double negative_slope = 0.01);
+// 0 for |x| <= lambd, x otherwise; softshrink moves the rest toward 0 by lambd (lambd >= 0).
+KILN_API Tensor hardshrink(const Tensor& x, double lambd = 0.5);
+KILN_API Tensor softshrink(const Tensor& x, double lambd = 0.5);
+// Composites: -softplus(-x); x / (1 + |x|); x - tanh(x).
+KILN_API Tensor logsigmoid(const Tensor& x);
+KILN_API Tensor softsign(const Tensor& x);
+KILN_API Tensor tanhshrink(const Tensor& x);
 
 }  // namespace kiln

@@ -9,6 +9,12 @@
 // public function (kiln::exp); binary public functions have Scalar overloads and stay one line
 // each beside the entries, as do Tensor methods (Tensor::exp_), which a new operator may skip.
 //
+// An activation with one scalar parameter (gelu, leaky_relu, hardshrink, softshrink) is one
+// KILN_UNARY_PARAM entry in activation_ops.cpp: its parameter's name, autocast policy and a
+// ParamFormula (backward name and formula of grad, self and the parameter), installed through
+// the entry form with an Autograd kernel (param_autograd); its kernel gets the parameter as the
+// F64 attribute 0, and its functor (Gelu<C>, LeakyRelu<C>, ...) holds it as a member.
+//
 // A new unary operator with a gradient, in core and its tests (the plugins' side is a functor in
 // sdk/include/kiln/sdk/pointwise.hpp and a registration line per plugin):
 //   core/include/kiln/ops.h               its declaration

@@ -3,6 +3,8 @@
 #include "elementwise.h"
 #include "operator_entry.h"
 
+#include <cmath>
+
 namespace kiln {
 namespace detail {
 namespace {
@@ -22,6 +24,10 @@ ScalarType keep_no_bool(const char* op, ScalarType t) {
 ScalarType floating(const char*, ScalarType t) {
   return is_floating_point(t) ? t : default_float_dtype();
 }
+ScalarType floating_only(const char* op, ScalarType t) {
+  if (!is_floating_point(t)) throw_dtype_unsupported(op, t);
+  return t;
+}
 ScalarType integral(const char* op, ScalarType t) {
   KILN_CHECK_TYPE(is_integral(t, true), op, ": only integral and bool tensors are supported ",
                   "(got ", dtype_name(t), ")");
@@ -37,6 +43,7 @@ ScalarType negatable(const char* op, ScalarType t) {
 constexpr UnaryRule kKeep{keep, false};
 constexpr UnaryRule kKeepNoBool{keep_no_bool, false};
 constexpr UnaryRule kFloating{floating, false};
+constexpr UnaryRule kFloatingOnly{floating_only, false};
 constexpr UnaryRule kIntegral{integral, false};
 constexpr UnaryRule kNegate{negatable, false};
 constexpr UnaryRule kToBool{keep, true};
@@ -114,7 +121,88 @@ KILN_UNARY(relu, kKeepNoBool, kNoCast,
            {"ReluBackward0", false, true, [](T g, T, T result) { return g * gt(result, 0); }});
 KILN_UNARY(bitwise_not, kIntegral, kNoCast, no_backward);
 KILN_UNARY(logical_not, kToBool, kNoCast, no_backward);
+
+// Issue 15: activations and math functions. Constants of the formulas: 2 / sqrt(pi), ln 2, ln 10.
+constexpr double kTwoOverSqrtPi = 1.1283791670955126;
+constexpr double kLn2 = 0.6931471805599453;
+constexpr double kLn10 = 2.302585092994046;
+namespace detail {
+namespace {
+Tensor zero_gradient(T g, T, T) { return zeros_like(g); }
+// softplus(x) = log(1 + exp(x)), without overflow.
+Tensor softplus_stable(T x) { return relu(x) + log1p(exp(-abs(x))); }
+}  // namespace
+}  // namespace detail
+KILN_UNARY(floor, kKeepNoBool, kNoCast, {"FloorBackward0", false, false, detail::zero_gradient});
+KILN_UNARY(ceil, kKeepNoBool, kNoCast, {"CeilBackward0", false, false, detail::zero_gradient});
+KILN_UNARY(round, kKeepNoBool, kNoCast, {"RoundBackward0", false, false, detail::zero_gradient});
+KILN_UNARY(trunc, kKeepNoBool, kNoCast, {"TruncBackward0", false, false, detail::zero_gradient});
+KILN_UNARY(frac, kFloatingOnly, kNoCast,
+           {"FracBackward0", false, false, [](T g, T, T) { return g * 1; }});
+KILN_UNARY(reciprocal, kFloating, kFp32OffCpu,
+           {"ReciprocalBackward0", false, true,
+            [](T g, T, T result) { return -g * (result * result); }});
+KILN_UNARY(log2, kFloating, kFp32OffCpu,
+           {"Log2Backward0", true, false, [](T g, T self, T) { return g / (self * kLn2); }});
+KILN_UNARY(log10, kFloating, kFp32OffCpu,
+           {"Log10Backward0", true, false, [](T g, T self, T) { return g / (self * kLn10); }});
+KILN_UNARY(exp2, kFloating, kNoCast,
+           {"Exp2Backward0", false, true, [](T g, T, T result) { return g * result * kLn2; }});
+KILN_UNARY(tan, kFloating, kFp32OffCpu, {"TanBackward0", false, true, [](T g, T, T result) {
+                                           return g * (result * result + 1);
+                                         }});
+KILN_UNARY(sinh, kFloating, kFp32OffCpu,
+           {"SinhBackward0", true, false, [](T g, T self, T) { return g * cosh(self); }});
+KILN_UNARY(cosh, kFloating, kFp32OffCpu,
+           {"CoshBackward0", true, false, [](T g, T self, T) { return g * sinh(self); }});
+KILN_UNARY(asin, kFloating, kFp32OffCpu, {"AsinBackward0", true, false, [](T g, T self, T) {
+                                            return g * rsqrt(1 - self * self);
+                                          }});
+KILN_UNARY(acos, kFloating, kFp32OffCpu, {"AcosBackward0", true, false, [](T g, T self, T) {
+                                            return -g * rsqrt(1 - self * self);
+                                          }});
+KILN_UNARY(atan, kFloating, kNoCast,
+           {"AtanBackward0", true, false, [](T g, T self, T) { return g / (self * self + 1); }});
+KILN_UNARY(asinh, kFloating, kNoCast, {"AsinhBackward0", true, false, [](T g, T self, T) {
+                                         return g * rsqrt(self * self + 1);
+                                       }});
+KILN_UNARY(acosh, kFloating, kNoCast, {"AcoshBackward0", true, false, [](T g, T self, T) {
+                                         return g * rsqrt(self * self - 1);
+                                       }});
+KILN_UNARY(atanh, kFloating, kNoCast,
+           {"AtanhBackward0", true, false, [](T g, T self, T) { return g / (1 - self * self); }});
+KILN_UNARY(erf, kFloating, kNoCast, {"ErfBackward0", true, false, [](T g, T self, T) {
+                                       return g * exp(-(self * self)) * kTwoOverSqrtPi;
+                                     }});
+KILN_UNARY(erfc, kFloating, kNoCast, {"ErfcBackward0", true, false, [](T g, T self, T) {
+                                        return g * exp(-(self * self)) * -kTwoOverSqrtPi;
+                                      }});
+KILN_UNARY(erfinv, kFloating, kFp32OffCpu,
+           {"ErfinvBackward0", false, true,
+            [](T g, T, T result) { return g * exp(result * result) * (1 / kTwoOverSqrtPi); }});
+KILN_UNARY(silu, kFloatingOnly, kNoCast, {"SiluBackward0", true, false, [](T g, T self, T) {
+                                            Tensor s = sigmoid(self);
+                                            return g * s * (1 + self * (1 - s));
+                                          }});
+KILN_UNARY(mish, kFloatingOnly, kNoCast, {"MishBackward0", true, false, [](T g, T self, T) {
+                                            Tensor t = tanh(detail::softplus_stable(self));
+                                            return g * (t + self * sigmoid(self) * (1 - t * t));
+                                          }});
 #undef KILN_UNARY
+
+Tensor round(const Tensor& x, int64_t decimals) {
+  if (decimals == 0) return round(x);
+  KILN_CHECK_VALUE(decimals >= -308 && decimals <= 308, "round(): decimals ", decimals,
+                   " is out of [-308, 308]: 10^decimals is not a finite double");
+  KILN_CHECK_TYPE(is_floating_point(x.dtype()), "round(): decimals ", decimals,
+                  " needs a floating-point tensor (got ", dtype_name(x.dtype()), ")");
+  // as PyTorch: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d for d < 0
+  const double ten_pow = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+  return decimals > 0 ? round(x * ten_pow) / ten_pow : round(x / ten_pow) * ten_pow;
+}
+Tensor logsigmoid(const Tensor& x) { return -detail::softplus_stable(-x); }
+Tensor softsign(const Tensor& x) { return x / (abs(x) + 1); }
+Tensor tanhshrink(const Tensor& x) { return x - tanh(x); }
 
 Tensor square(const Tensor& x) { return mul(x, x); }
 

@@ -195,6 +195,175 @@ struct Sigmoid {
   }
 };
 
+// The libm functions of one argument, one functor each: `using std::f; return f(x);`.
+#define KILN_POINTWISE_LIBM(Name, f)                   \
+  struct Name {                                        \
+    static constexpr Dtypes dtypes = Dtypes::floating; \
+    template <class C>                                 \
+    KILN_HOST_DEVICE C operator()(C x) const {         \
+      using std::f;                                    \
+      return f(x);                                     \
+    }                                                  \
+  }
+KILN_POINTWISE_LIBM(Log2, log2);
+KILN_POINTWISE_LIBM(Log10, log10);
+KILN_POINTWISE_LIBM(Exp2, exp2);
+KILN_POINTWISE_LIBM(Tan, tan);
+KILN_POINTWISE_LIBM(Sinh, sinh);
+KILN_POINTWISE_LIBM(Cosh, cosh);
+KILN_POINTWISE_LIBM(Asin, asin);
+KILN_POINTWISE_LIBM(Acos, acos);
+KILN_POINTWISE_LIBM(Atan, atan);
+KILN_POINTWISE_LIBM(Asinh, asinh);
+KILN_POINTWISE_LIBM(Acosh, acosh);
+KILN_POINTWISE_LIBM(Atanh, atanh);
+KILN_POINTWISE_LIBM(Erf, erf);
+KILN_POINTWISE_LIBM(Erfc, erfc);
+#undef KILN_POINTWISE_LIBM
+
+// Rounding: integers are their own floor, ceil, round and trunc.
+#define KILN_POINTWISE_ROUNDING(Name, f)              \
+  struct Name {                                       \
+    static constexpr Dtypes dtypes = Dtypes::numeric; \
+    template <class C>                                \
+    KILN_HOST_DEVICE C operator()(C x) const {        \
+      if constexpr (std::is_floating_point_v<C>) {    \
+        using std::f;                                 \
+        return f(x);                                  \
+      } else {                                        \
+        return x;                                     \
+      }                                               \
+    }                                                 \
+  }
+KILN_POINTWISE_ROUNDING(Floor, floor);
+KILN_POINTWISE_ROUNDING(Ceil, ceil);
+KILN_POINTWISE_ROUNDING(Trunc, trunc);
+KILN_POINTWISE_ROUNDING(Round, nearbyint);  // halves to even, as PyTorch
+#undef KILN_POINTWISE_ROUNDING
+
+// x - trunc(x), with the sign of x.
+struct Frac {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::trunc;
+    return x - trunc(x);
+  }
+};
+
+struct Reciprocal {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    return C(1) / x;
+  }
+};
+
+// The inverse of erf: on the host, Giles' single-precision approximation ("Approximating the
+// erfinv function", GPU Computing Gems) refined by two Newton steps in double, which reach
+// double precision; on CUDA devices, CUDA's erfinv. erfinv(+-1) = +-inf, NaN outside [-1, 1].
+struct Erfinv {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+#ifdef __CUDA_ARCH__
+    return erfinv(x);
+#else
+    using std::erf, std::exp, std::fabs, std::log, std::sqrt;
+    const double a = static_cast<double>(x);
+    if (!(fabs(a) < 1.0)) {  // NaN too
+      return fabs(a) == 1.0 ? static_cast<C>(a * std::numeric_limits<double>::infinity())
+                            : std::numeric_limits<C>::quiet_NaN();
+    }
+    double w = -log((1.0 - a) * (1.0 + a)), p;
+    if (w < 5.0) {
+      w -= 2.5;
+      p = 2.81022636e-08;
+      for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                       -0.00125372503, -0.00417768164, 0.246640727, 1.50140941}) {
+        p = c + p * w;
+      }
+    } else {
+      w = sqrt(w) - 3.0;
+      p = -0.000200214257;
+      for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                       0.00943887047, 1.00167406, 2.83297682}) {
+        p = c + p * w;
+      }
+    }
+    double y = p * a;
+    constexpr double kTwoOverSqrtPi = 1.1283791670955126;
+    for (int step = 0; step < 2; ++step) y -= (erf(y) - a) / (kTwoOverSqrtPi * exp(-y * y));
+    return static_cast<C>(y);
+#endif
+  }
+};
+
+// x * sigmoid(x) (silu, "swish"); NaN at -inf, as PyTorch.
+struct Silu {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::exp;
+    return x / (C(1) + exp(-x));
+  }
+};
+
+// x * tanh(softplus(x)).
+struct Mish {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::exp, std::log1p, std::tanh;
+    return x * tanh(log1p(exp(x)));
+  }
+};
+
+// ---- unary with a scalar parameter (the kernel's attribute 0; see clamp_bound)
+// -----------------------
+
+// gelu: x * Phi(x) with the normal CDF Phi from erf (`approximate` 0), or the tanh approximation
+// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (`approximate` nonzero), as PyTorch.
+template <class C>
+struct Gelu {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  C approximate;
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::erf, std::tanh;
+    if (approximate != C(0)) {
+      const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
+      return C(0.5) * x * (C(1) + tanh(inner));
+    }
+    return x * C(0.5) * (C(1) + erf(x * C(0.7071067811865476)));
+  }
+};
+
+// x for x > 0, negative_slope * x otherwise (NaN stays NaN).
+template <class C>
+struct LeakyRelu {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  C negative_slope;
+  KILN_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : x * negative_slope; }
+};
+
+// 0 for -lambd <= x <= lambd, x otherwise.
+template <class C>
+struct Hardshrink {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  C lambd;
+  KILN_HOST_DEVICE C operator()(C x) const { return (x >= -lambd) & (x <= lambd) ? C(0) : x; }
+};
+
+// x - lambd above lambd, x + lambd below -lambd, 0 between.
+template <class C>
+struct Softshrink {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  C lambd;
+  KILN_HOST_DEVICE C operator()(C x) const {
+    return x > lambd ? x - lambd : (x < -lambd ? x + lambd : C(0));
+  }
+};
+
 // ---- binary arithmetic -------------------------------------------------------------------------
 
 // a + b; on bool, "or".
