@@ -70,7 +70,7 @@ Tensor LeakyReLUImpl::forward(const Tensor& input) {
 }
 void LeakyReLUImpl::pretty_print(std::ostream& stream) const {
   stream << "kiln::nn::LeakyReLU(negative_slope=" << options.negative_slope();
-  if (options.inplace()) stream << ", inplace=" << detail::py_bool(true);
+  if (options.inplace()) stream << ", inplace=" << detail::bool_str(true);
   stream << ")";
 }
 
