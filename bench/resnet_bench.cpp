@@ -5,7 +5,8 @@
 // (bench/resnet_bench.py). Medians of several runs, in milliseconds; the ratio column is
 // PyTorch's time over kiln's (above 1: kiln is faster).
 //   build/bin/kiln-resnet-bench           the table, then one JSON line
-//   build/bin/kiln-resnet-bench --kiln    kiln's numbers only, as one JSON object
+//   build/bin/kiln-resnet-bench --kiln [measure]   kiln's numbers only (or only `measure`, e.g.
+//                                                  train_step_amp_ms, to profile it), as JSON
 #include "bench_common.hpp"
 
 #include <kiln/amp.h>
@@ -27,7 +28,8 @@ using Measures = bench::Measures;
 
 constexpr int64_t kBatch = 32, kSize = 112;
 
-Measures measure() {
+// Every measure, or only `only` when it is not empty.
+Measures measure(const std::string& only) {
   Measures m;
   manual_seed(0);
   models::ResNet model = models::resnet18();
@@ -47,14 +49,18 @@ Measures measure() {
       loss.backward();
       opt.step();
     };
-    m["train_step" + mode] = bench::median_seconds(step, 1, 5) * 1e3;
+    if (only.empty() || only == "train_step" + mode) {
+      m["train_step" + mode] = bench::median_seconds(step, 1, 5) * 1e3;
+    }
     model->eval();
     auto infer = [&] {
       NoGradGuard no_grad;
       amp::autocast region(kCPU, std::nullopt, mixed);
       model(x);
     };
-    m["inference" + mode] = bench::median_seconds(infer, 2, 5) * 1e3;
+    if (only.empty() || only == "inference" + mode) {
+      m["inference" + mode] = bench::median_seconds(infer, 2, 5) * 1e3;
+    }
   }
   return m;
 }
@@ -63,8 +69,9 @@ Measures measure() {
 
 int main(int argc, char** argv) {
   try {
-    Measures k = measure();
-    if (argc > 1 && std::strcmp(argv[1], "--kiln") == 0) {
+    bool kiln_only = argc > 1 && std::strcmp(argv[1], "--kiln") == 0;
+    Measures k = measure(kiln_only && argc > 2 ? argv[2] : "");
+    if (kiln_only) {
       std::vector<bench::Result> results;
       for (const auto& [key, value] : k) results.push_back({key, value, "ms"});
       bench::print_json(results);
