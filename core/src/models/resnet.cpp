@@ -28,8 +28,12 @@ nn::Conv2d conv1x1(int64_t in, int64_t out, int64_t stride = 1) {
   return nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(stride).bias(false));
 }
 
-// relu(out + shortcut), the end of every residual block.
-Tensor residual_relu(const Tensor& out, const Tensor& shortcut) { return relu(out + shortcut); }
+// relu(out + shortcut) in place on `out` (a fresh BatchNorm2d output), the end of every
+// residual block, as torchvision's `out += identity; relu(out)`: no new activations.
+Tensor residual_relu(const Tensor& out, const Tensor& shortcut) {
+  out.add_(shortcut);
+  return out.relu_();
+}
 
 }  // namespace
 
