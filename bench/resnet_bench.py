@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""PyTorch's side of kiln-resnet-bench: torchvision's resnet18 (1000 classes) on a batch of 32
+images 3x112x112, one SGD step (momentum 0.9, cross_entropy) and inference (eval, no_grad), in
+float32 and under autocast("cpu", bfloat16). Prints one JSON object of median milliseconds with
+kiln-resnet-bench's keys.
+    /usr/bin/python3 bench/resnet_bench.py [threads]
+"""
+import json
+import sys
+import time
+
+import torch
+import torchvision
+
+torch.set_num_threads(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
+BATCH, SIZE = 32, 112
+
+
+def median_seconds(f, inner, runs=5):
+    for _ in range(inner):
+        f()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for _ in range(inner):
+            f()
+        samples.append((time.perf_counter() - start) / inner)
+    return sorted(samples)[runs // 2]
+
+
+def main():
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(BATCH, 3, SIZE, SIZE)
+    y = torch.randint(0, 1000, (BATCH,))
+    results = {}
+    for mixed in (False, True):
+        mode = "_amp_ms" if mixed else "_fp32_ms"
+        model.train()
+
+        def step():
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mixed):
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+
+        results["train_step" + mode] = median_seconds(step, 1) * 1e3
+        model.eval()
+
+        def infer():
+            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=mixed):
+                model(x)
+
+        results["inference" + mode] = median_seconds(infer, 2) * 1e3
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()

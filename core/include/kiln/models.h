@@ -1,0 +1,7 @@
+// kiln::models: torchvision's image classification architectures, built from kiln::nn modules
+// under torchvision's parameter and buffer names, so that its state_dicts load by name
+// (kiln::load(*model, "weights.safetensors")): ResNet-18/34/50 and MobileNetV2.
+#pragma once
+
+#include <kiln/models/mobilenet.h>
+#include <kiln/models/resnet.h>
