@@ -13,6 +13,7 @@ packages=(
   clang-14 libclang-rt-14-dev   # the clang build (CI) and the libFuzzer targets
   clang-format-14               # scripts/check_format.sh (CI), .clang-format
   libgtest-dev libgmock-dev python3  # tools/port_check (libtorch-style tests against kiln)
+  python3-torch python3-torchvision  # tests/models: torchvision's models and weights, made at test time
 )
 
 missing=()
