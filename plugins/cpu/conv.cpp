@@ -6,7 +6,10 @@
 // format_tag::any and the operands are reordered into the layouts it picked and the result back.
 // The forward pass asks for nChw16c activations when the channels are multiples of 16: "any"
 // picks NHWC there, whose kernel and reorders measured 2.5x slower in float32 (8.7 against 21 ms
-// for 64->64 3x3 on [8, 64, 56, 56], 0.4 against 0.9 ms per reorder) and no faster in bfloat16.
+// for 64->64 3x3 on [8, 64, 56, 56], 0.4 against 0.9 ms per reorder) and no faster in bfloat16
+// without AMX. With AMX it is the other way round for bfloat16: oneDNN 2.6's AMX convolution
+// runs on NHWC, and forcing nChw16c picks a non-AMX kernel 40-60x slower (27-44 ms against
+// 0.7 ms for 64->64 3x3 on [32, 64, 28, 28]); there "any" is left to choose.
 // On that shape the plain NCHW kernels (gemm) are 2-3x slower than these, reorders included
 // (KILN_CPU_CONV_PLAIN=1 forces them, for measuring). A plan (primitive,
 // reorders, buffer sizes) is cached per shapes, strides, dtype and geometry, since creating one
@@ -91,6 +94,7 @@ memory::desc any_like(const memory::desc& d) {
 
 // Whether the forward pass asks for nChw16c activations (see the top of the file).
 bool prefer_blocked(Pass pass, const kiln_tensor* t[4]) {
+  if (t[0]->dtype == KILN_BF16 && onednn_has_amx()) return false;
   return pass == kForward && !plain_layouts() && t[0]->sizes[1] % 16 == 0 &&
          t[2]->sizes[1] % 16 == 0;
 }

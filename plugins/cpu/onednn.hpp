@@ -30,6 +30,15 @@ inline bool onednn_emulates_bf16() {
   return emulates;
 }
 
+// Whether oneDNN runs bfloat16 products on AMX tiles (after ONEDNN_MAX_CPU_ISA).
+inline bool onednn_has_amx() {
+  static const bool amx = [] {
+    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    return (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
+  }();
+  return amx;
+}
+
 // A 64-byte aligned buffer that grows and is reused by one thread.
 class AlignedScratch {
  public:
