@@ -351,7 +351,7 @@ template <class C>
 struct Hardshrink {
   static constexpr Dtypes dtypes = Dtypes::floating;
   C lambd;
-  KILN_HOST_DEVICE C operator()(C x) const { return (x >= -lambd) & (x <= lambd) ? C(0) : x; }
+  KILN_HOST_DEVICE C operator()(C x) const { return ((x >= -lambd) & (x <= lambd)) ? C(0) : x; }
 };
 
 // x - lambd above lambd, x + lambd below -lambd, 0 between.
