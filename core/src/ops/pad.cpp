@@ -12,6 +12,8 @@
 // bench/resample_bench.cpp.
 #include "pad.h"
 
+#include <kiln/amp/autocast.h>
+#include <kiln/dispatch.h>
 #include <kiln/nn/functional/padding.h>
 #include <kiln/ops.h>
 
@@ -83,9 +85,22 @@ Tensor pad_by_index(const char* op, const Tensor& input, IntArrayRef before, Int
                        " is too small. Calculated output size: ", new_size);
     }
     if (lo == 0 && hi == 0) continue;
+    int64_t from = -lo, to = size + hi, period = size;
+    if (fill == PadFill::kCircular && (lo < 0 || hi < 0)) {
+      // PyTorch crops first and wraps around what is left
+      const int64_t start = std::max<int64_t>(-lo, 0);
+      period = size - start - std::max<int64_t>(-hi, 0);
+      KILN_CHECK_VALUE(period > 0 || new_size == 0, op, ": padding (", lo, ", ", hi,
+                       ") of dimension ", dim, " of input of size ", input.sizes(),
+                       " with mode 'circular': Negative padding value is resulting in an empty ",
+                       "dimension");
+      from = -std::max<int64_t>(lo, 0);
+      to = period + std::max<int64_t>(hi, 0);
+      out = out.narrow(dim, start, std::max<int64_t>(period, 0));
+    }
     std::vector<int64_t> at;
     at.reserve(static_cast<size_t>(new_size));
-    for (int64_t i = -lo; i < size + hi; ++i) at.push_back(source(fill, i, size));
+    for (int64_t i = from; i < to; ++i) at.push_back(source(fill, i, period));
     Tensor index = from_blob(at.data(), {new_size}, kLong).to(input.device(), kLong, true);
     out = index_select(out, dim, index);
   }
@@ -121,16 +136,15 @@ Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value
         }
         continue;
       }
+      auto block = [&](int64_t n) {
+        DimVector sizes(out.sizes());
+        sizes[static_cast<size_t>(dim)] = n;
+        return full(sizes, value, TensorOptions(out.dtype()).device(out.device()));
+      };
       std::vector<Tensor> parts;
-      for (int64_t n : {lo, int64_t{-1}, hi}) {
-        if (n == -1) {
-          parts.push_back(out);
-        } else if (n > 0) {
-          DimVector sizes(out.sizes());
-          sizes[static_cast<size_t>(dim)] = n;
-          parts.push_back(full(sizes, value, TensorOptions(out.dtype()).device(out.device())));
-        }
-      }
+      if (lo > 0) parts.push_back(block(lo));
+      parts.push_back(out);
+      if (hi > 0) parts.push_back(block(hi));
       if (parts.size() > 1) out = cat(parts, dim);
     }
   }
@@ -176,12 +190,20 @@ Tensor pad(const Tensor& input, const PadFuncOptions& options) {
                        "dimensions, but got input of size ", input.sizes());
     }
   }
+  // PyTorch 1.13's CPU autocast runs reflection_pad1d/2d and replication_pad1d/2d/3d in float32
+  Tensor x = input;
+  const bool fp32 = fill == PadFill::kReplicate || (fill == PadFill::kReflect && dims < 3);
+  if (fp32 && x.device().type() == kCPU && amp::is_autocast_enabled(kCPU) &&
+      !impl::tls_is_dispatch_key_excluded(DispatchKey::Autocast) &&
+      (x.dtype() == kHalf || x.dtype() == kBFloat16)) {
+    x = x.to(kFloat);
+  }
   DimVector before, after;
   for (int64_t d = dims - 1; d >= 0; --d) {
     before.push_back(p[static_cast<size_t>(2 * d)]);
     after.push_back(p[static_cast<size_t>(2 * d + 1)]);
   }
-  return kiln::detail::pad_by_index(op, input, before, after, fill);
+  return kiln::detail::pad_by_index(op, x, before, after, fill);
 }
 
 }  // namespace kiln::nn::functional
