@@ -47,7 +47,9 @@ int main() {
   kiln::manual_seed(0);
   kiln::Tensor x = kiln::randn({8, 64, 56, 56}).requires_grad_();
   bench::Measures mine;
-  for (const auto& [name, op] : ops()) {
+  for (const auto& entry : ops()) {
+    const std::string& name = entry.first;
+    const Op& op = entry.second;  // a reference, not a binding: lambdas capture it (clang 14)
     kiln::Tensor gy = kiln::randn(op(x).sizes());
     double fwd = bench::median_seconds(
         [&] {
