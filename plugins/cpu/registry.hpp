@@ -27,5 +27,6 @@ void register_scatter(KernelTable& table);     // scatter.cpp
 void register_norm(KernelTable& table);        // norm.cpp
 void register_scan(KernelTable& table);        // scan.cpp
 void register_resample(KernelTable& table);    // resample.cpp
+void register_pool(KernelTable& table);        // pool.cpp
 
 }  // namespace kiln::cpu
