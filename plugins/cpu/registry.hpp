@@ -26,5 +26,7 @@ void register_conv(KernelTable& table);        // conv.cpp
 void register_scatter(KernelTable& table);     // scatter.cpp
 void register_norm(KernelTable& table);        // norm.cpp
 void register_scan(KernelTable& table);        // scan.cpp
+void register_resample(KernelTable& table);    // resample.cpp
+void register_pool(KernelTable& table);        // pool.cpp
 
 }  // namespace kiln::cpu

@@ -75,5 +75,6 @@ void register_reduce(KernelTable& table);       // reduce.cu
 void register_random(KernelTable& table);       // random.cu
 void register_index(KernelTable& table);        // index.cu
 void register_matmul(KernelTable& table);       // matmul.cu
+void register_resample(KernelTable& table);     // resample.cu
 
 }  // namespace kiln::cuda

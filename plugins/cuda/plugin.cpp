@@ -76,6 +76,7 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
     cuda::register_random(table);
     cuda::register_index(table);
     cuda::register_matmul(table);
+    cuda::register_resample(table);
     if (table.status() != 0) return table.status();
     kiln::sdk::log(KILN_LOG_DEBUG,
                    "cuda: registered " + std::to_string(table.count()) + " kernels");

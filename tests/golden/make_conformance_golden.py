@@ -802,6 +802,89 @@ def write_conversions(w):
             w.case("to", s + "_" + d, lambda t, dd: t.to(dd), T(v, s), DType(d))
 
 
+PAD_MODES = ["constant", "reflect", "replicate", "circular"]
+INTERP_MODES = ["nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact"]
+
+
+def write_resample(w):
+    """constant_pad_nd (ints: pad; scalar: value), pad (ints: mode number, pad), interpolate
+    (ints: mode number, align_corners and recompute_scale_factor as 0/1 or -1 for none, then the
+    sizes, or scalars: the scale factors), pixel_shuffle and pixel_unshuffle (int: factor)."""
+    x4 = torch.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5).double() * 0.37 % 3 - 1.2
+    x3 = x4[:, :, 0]
+    x5 = torch.arange(1 * 2 * 3 * 4 * 5).reshape(1, 2, 3, 4, 5).double() * 0.53 % 2.5 - 1
+    for dt in ["float32", "float64", "int64", "bool"]:
+        x = x4.to(DTYPES[dt]) if dt != "bool" else x4 > 0
+        for pad, value in [((1, 2), Num(1.5)), ((0, 0, 2, -1), Num(0)), ((-1, -2, 1, 0, 1, 1),
+                                                                         Num(2)),
+                           ((1, 1, 1, 1, 1, 1, 1, 1), Num(-1))]:
+            if dt in ("int64", "bool"):
+                value = Num(int(value.v) if dt == "int64" else bool(value.v))
+            label = "%s_%s" % (dt, "_".join(str(p).replace("-", "m") for p in pad))
+            w.case("constant_pad_nd", label, lambda t, v, *p: torch.constant_pad_nd(t, p, v),
+                   x, value, *[Int(p) for p in pad])
+    for dt in ["float32", "float64"]:
+        for mode, inp, pad in [(1, x3, (2, 3)), (1, x4, (1, 2, 3, 0)), (1, x4[0], (-1, 2, 1, 1)),
+                               (1, x5, (1, 2, 0, 1, 2, 1)), (2, x3, (4, -1)),
+                               (2, x4, (3, 1, 0, 5)), (2, x5, (1, 1, 2, 2, 3, 3)),
+                               (3, x3, (2, 5)), (3, x4, (1, -2, 4, 2)),
+                               (3, x5, (1, 0, 2, 3, 3, 1)), (0, x4, (1, 1, 2, 2))]:
+            label = "%s_%s_%dd_%s" % (dt, PAD_MODES[mode], inp.dim(),
+                                     "_".join(str(p).replace("-", "m") for p in pad))
+            w.case("pad", label,
+                   lambda t, m, *p: torch.nn.functional.pad(t, p, mode=PAD_MODES[m]),
+                   inp.to(DTYPES[dt]), Int(mode), *[Int(p) for p in pad])
+
+    def interp(t, mode, align, recompute, *rest):
+        kw = dict(mode=INTERP_MODES[mode])
+        if align >= 0:
+            kw["align_corners"] = bool(align)
+        if recompute >= 0:
+            kw["recompute_scale_factor"] = bool(recompute)
+        return torch.nn.functional.interpolate(t, size=list(rest), **kw)
+
+    def interp_scale(t, mode, align, recompute, *factors):
+        kw = dict(mode=INTERP_MODES[mode])
+        if align >= 0:
+            kw["align_corners"] = bool(align)
+        if recompute >= 0:
+            kw["recompute_scale_factor"] = bool(recompute)
+        return torch.nn.functional.interpolate(t, scale_factor=list(factors), **kw)
+
+    for dt in ["float32", "float64"]:
+        cases = [(0, x3, [7]), (0, x4, [7, 3]), (0, x4, [8, 10]), (0, x5, [5, 2, 9]),
+                 (6, x4, [7, 3]), (6, x3, [11]), (1, x3, [9]), (2, x4, [7, 9]),
+                 (2, x4, [3, 2]), (3, x4, [6, 7]), (3, x4, [2, 3]), (4, x5, [4, 6, 3]),
+                 (5, x4, [3, 7]), (5, x3, [3])]
+        for mode, inp, size in cases:
+            for align in ([-1] if mode in (0, 5, 6) else [0, 1]):
+                label = "%s_%s_%dd_a%d_%s" % (dt, INTERP_MODES[mode].replace("-", "_"),
+                                             inp.dim(), align,
+                                             "_".join(map(str, size)))
+                w.case("interpolate", label.replace("-", "m"), interp, inp.to(DTYPES[dt]),
+                       Int(mode), Int(align), Int(-1), *[Int(s) for s in size])
+        scales = [(0, x4, [1.5, 2.3], -1), (0, x4, [1.5, 2.3], 1), (0, x3, [0.6], -1),
+                  (6, x4, [1.7, 0.5], -1), (2, x4, [1.5, 2.3], -1), (2, x4, [1.5, 2.3], 1),
+                  (2, x4, [2.0, 2.0], -1), (1, x3, [1.3], -1), (3, x4, [1.6, 0.7], -1),
+                  (4, x5, [1.5, 1.2, 0.8], -1), (5, x4, [0.5, 1.5], -1)]
+        for mode, inp, factors, recompute in scales:
+            for align in ([-1] if mode in (0, 5, 6) else [0, 1]):
+                label = "%s_%s_%dd_a%d_r%d_%s" % (
+                    dt, INTERP_MODES[mode].replace("-", "_"), inp.dim(), align, recompute,
+                    "_".join(str(f).replace(".", "p") for f in factors))
+                w.case("interpolate", label.replace("-", "m"), interp_scale, inp.to(DTYPES[dt]),
+                       Int(mode), Int(align), Int(recompute), *[Num(float(f)) for f in factors])
+    for dt in ["float32", "int64"]:
+        t = torch.arange(2 * 8 * 3 * 2).reshape(2, 8, 3, 2).to(DTYPES[dt])
+        w.case("pixel_shuffle", dt + "_2", torch.pixel_shuffle, t, Int(2))
+        w.case("pixel_shuffle", dt + "_1", torch.pixel_shuffle, t, Int(1))
+        w.case("pixel_shuffle", dt + "_3d", torch.pixel_shuffle, t[0, :, :, :], Int(2))
+        u = torch.arange(2 * 2 * 6 * 4).reshape(2, 2, 6, 4).to(DTYPES[dt])
+        w.case("pixel_unshuffle", dt + "_2", torch.pixel_unshuffle, u, Int(2))
+        w.case("pixel_unshuffle", dt + "_5d", torch.pixel_unshuffle, u.reshape(1, 2, 2, 6, 4),
+               Int(2))
+
+
 def write_promotion_tables(path):
     lines = []
     for a in ALL:
@@ -844,6 +927,7 @@ def main():
     write_linalg(w)
     write_conv_and_scatter(w)
     write_conversions(w)
+    write_resample(w)
     path = os.path.join(HERE, "conformance_cases.txt")
     with open(path, "w") as f:
         f.write("# PyTorch %s outputs for kiln's conformance cases; written by "

@@ -209,6 +209,26 @@ void register_avg_pool() {
                                 sliding(x.size(3), 3, 2, 1, 1, false, true), Pool::Avg);
                 },
             .tolerance_scale = 2});
+  // the gradient of avg_pool2d (the optional primitive avg_pool2d_backward where a device has
+  // it) against the composite's in float64: of sum(y * y * g) / 2 for y = avg_pool2d(x), whose
+  // own gradient, checked by finite differences, runs avg_pool2d_backward's
+  auto avg_grad = [](const Args& a) {
+    Tensor x = a.t(0).requires_grad() ? a.t(0) : a.t(0).detach().requires_grad_(true);
+    Tensor y = F::avg_pool2d(x, F::AvgPool2dFuncOptions(3).stride(2).padding(1));
+    return Outputs{kiln::autograd::grad({y}, {x}, {y * a.t(1)}, std::nullopt, true)[0]};
+  };
+  add_case(
+      {.name = "avg_pool2d_backward",
+       .op = "avg_pool2d_backward",
+       .gradient = true,
+       .dtypes = {kFloat, kDouble},
+       .inputs =
+           [](ScalarType d) {
+             return Args{sample({2, 3, 7, 6}, d, -2, 2, 97), sample({2, 3, 4, 3}, d, -1, 1, 98)};
+           },
+       .run = avg_grad,
+       .reference = ref_float64(avg_grad, {0, 1}),
+       .tolerance_scale = 2});
   add_case({.name = "avg_pool2d_ceil_exclude_pad",
             .op = "avg_pool2d",
             .gradient = true,

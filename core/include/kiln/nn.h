@@ -16,5 +16,7 @@
 #include <kiln/nn/modules/linear.h>
 #include <kiln/nn/modules/loss.h>
 #include <kiln/nn/modules/normalization.h>
+#include <kiln/nn/modules/padding.h>
 #include <kiln/nn/modules/pooling.h>
+#include <kiln/nn/modules/upsampling.h>
 #include <kiln/nn/utils.h>

@@ -320,4 +320,22 @@ KILN_API Tensor logsigmoid(const Tensor& x);
 KILN_API Tensor softsign(const Tensor& x);
 KILN_API Tensor tanhshrink(const Tensor& x);
 
+// ---- Issue 15: padding and resampling (pad.cpp, resample.cpp) ----
+// input padded with `value` by `pad`, (before, after) pairs from the last dimension backwards;
+// negative sizes crop. Any dtype (nn::functional::pad has the other modes).
+KILN_API Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value = 0);
+// ATen's resampling of [N, C, H, W] to output_size [oH, oW] (nn::functional::interpolate has
+// the other modes): scales_h/w are the scale factors the sizes came from, which set the source
+// positions when given (See Note [Resampling scale factors] in kiln/sdk/resample.hpp).
+KILN_API Tensor upsample_nearest2d(const Tensor& input, IntArrayRef output_size,
+                                   std::optional<double> scales_h = std::nullopt,
+                                   std::optional<double> scales_w = std::nullopt);
+KILN_API Tensor upsample_bilinear2d(const Tensor& input, IntArrayRef output_size,
+                                    bool align_corners,
+                                    std::optional<double> scales_h = std::nullopt,
+                                    std::optional<double> scales_w = std::nullopt);
+// [*, C * r^2, H, W] -> [*, C, H * r, W * r], and its inverse (composites of views).
+KILN_API Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
+KILN_API Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
+
 }  // namespace kiln

@@ -15,6 +15,8 @@
 
 #include "conv.h"
 
+#include "../ops/pad.h"
+
 #include <sstream>
 
 namespace kiln::nn::functional {
@@ -240,35 +242,23 @@ Tensor pad_with_mode(const char* op, const Tensor& input, IntArrayRef before, In
     Tensor out = functional::pad_zeros(x, before, after);
     return input.dim() == dims + 1 ? out.squeeze(0) : out;
   }
-  Tensor out = input;
+  const bool reflect = std::holds_alternative<enumtype::kReflect>(mode);
+  const bool circular = std::holds_alternative<enumtype::kCircular>(mode);
   for (int64_t d = 0; d < dims; ++d) {
     const int64_t dim = input.dim() - dims + d, size = input.size(dim);
     const int64_t lo = before[static_cast<size_t>(d)], hi = after[static_cast<size_t>(d)];
     if (lo == 0 && hi == 0) continue;
-    const bool reflect = std::holds_alternative<enumtype::kReflect>(mode);
-    const bool circular = std::holds_alternative<enumtype::kCircular>(mode);
     KILN_CHECK_VALUE(!reflect || (lo < size && hi < size), op, ": padding (", lo, ", ", hi,
                      ") with padding_mode='reflect' must be smaller than the input size ", size,
                      " of dimension ", dim, " of input of size ", input.sizes());
     KILN_CHECK_VALUE(!circular || (lo <= size && hi <= size), op, ": padding (", lo, ", ", hi,
                      ") with padding_mode='circular' must be at most the input size ", size,
                      " of dimension ", dim, " of input of size ", input.sizes());
-    std::vector<int64_t> at;
-    for (int64_t i = -lo; i < size + hi; ++i) {
-      int64_t j = i;
-      if (reflect) {
-        j = i < 0 ? -i : (i >= size ? 2 * (size - 1) - i : i);
-      } else if (circular) {
-        j = ((i % size) + size) % size;
-      } else {
-        j = std::min(std::max<int64_t>(i, 0), size - 1);
-      }
-      at.push_back(j);
-    }
-    Tensor index = from_blob(at.data(), {static_cast<int64_t>(at.size())}, kLong)
-                       .to(input.device(), kLong, /*copy=*/true);
-    out = index_select(out, dim, index);
   }
+  using kiln::detail::PadFill;
+  const PadFill fill = reflect ? PadFill::kReflect
+                               : (circular ? PadFill::kCircular : PadFill::kReplicate);
+  Tensor out = kiln::detail::pad_by_index(op, input, before, after, fill);
   return out;
 }
 

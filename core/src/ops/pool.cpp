@@ -1,5 +1,6 @@
 // Pooling over 1, 2 or 3 spatial dimensions: max, average, adaptive max and average, LP, and max
-// unpooling. All are composites (See Note [Pooling as a gather of windows]).
+// unpooling. All are composites (See Note [Pooling as a gather of windows]); average pooling in
+// 2-D also has optional primitives (See Note [Pooling primitives]).
 //
 // Note [Pooling as a gather of windows]: from the geometry alone, the host lists the flat input
 // position of every tap of every window ([outputs, taps], int64). A tap in the padding, or past
@@ -15,6 +16,10 @@
 // (its sums would otherwise follow the sum's float32 policy): each composite excludes the
 // Autocast layer.
 #include "pool.h"
+
+#include "elementwise.h"
+
+#include "../autograd/function.h"
 
 #include <kiln/autograd.h>
 #include <kiln/dispatch.h>
@@ -302,6 +307,98 @@ Tensor mean_of_windows(const Tensor& input, const Tensor& x, const WindowMap& m,
   return unbatch(out.view(output_sizes(x, m)), input, dims);
 }
 
+// Note [Pooling primitives]: avg_pool2d and avg_pool2d_backward are optional primitives (a CPU
+// plugin runs them on oneDNN) for float32 and bfloat16 [N, C, H, W] where the device has both,
+// no divisor_override is given, and the right padding oneDNN needs is at least 0 and, with
+// count_include_pad, at most the left one (the divisor would then count it, where PyTorch's
+// stops at the padded input). The gradient of each is the other (both are linear), so
+// create_graph works; every other case runs the composite.
+// (x or grad_output, kernel, stride, padding, sizes of the result, count_include_pad)
+using AvgPoolOp =
+    Operator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool)>;
+
+Attrs pool_attrs(IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, bool include_pad) {
+  return Attrs()
+      .list("kernel", kernel)
+      .list("stride", stride)
+      .list("padding", padding)
+      .i64("include_pad", include_pad ? 1 : 0);
+}
+
+Tensor avg_pool_backend(const AvgPoolOp& op, const Tensor& input, IntArrayRef kernel,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef result_sizes,
+                        bool include_pad) {
+  KILN_CHECK_VALUE(input.dim() == 4 && result_sizes.size() == 4 && kernel.size() == 2 &&
+                       stride.size() == 2 && padding.size() == 2,
+                   op.name(), ": expected 4-D [N, C, H, W] operands and two values of kernel, ",
+                   "stride and padding, but got ", input.sizes(), " to ", result_sizes);
+  KILN_CHECK_TYPE(input.dtype() == kFloat || input.dtype() == kBFloat16, op.name(),
+                  ": expected float32 or bfloat16, but got ", dtype_name(input.dtype()));
+  const Tensor x = input.contiguous();
+  Tensor out = empty_tensor(result_sizes, x.dtype(), x.device());
+  if (out.numel() == 0 || x.numel() == 0) return out.zero_();
+  run_kernel(op, {&x}, {&out}, pool_attrs(kernel, stride, padding, include_pad));
+  return out;
+}
+
+AvgPoolOp avg_pool2d_op("avg_pool2d",
+                        "avg_pool2d(Tensor input, int[2] kernel, int[2] stride, int[2] padding, "
+                        "int[4] output_sizes, bool count_include_pad) -> Tensor",
+                        avg_pool_backend);
+AvgPoolOp avg_pool2d_backward_op(
+    "avg_pool2d_backward",
+    "avg_pool2d_backward(Tensor grad_output, int[2] kernel, int[2] stride, int[2] padding, "
+    "int[4] input_sizes, bool count_include_pad) -> Tensor",
+    avg_pool_backend);
+
+// Records the other operator of the pair as the gradient of out = op(input, ...).
+Tensor avg_pool_autograd(const AvgPoolOp& op, const Tensor& input, IntArrayRef kernel,
+                         IntArrayRef stride, IntArrayRef padding, IntArrayRef result_sizes,
+                         bool include_pad) {
+  Tensor out;
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    out = op(input, kernel, stride, padding, result_sizes, include_pad);
+  }
+  const bool forward = &op == &avg_pool2d_op;
+  const AvgPoolOp* other = forward ? &avg_pool2d_backward_op : &avg_pool2d_op;
+  DimVector k(kernel), s(stride), p(padding), sizes(input.sizes());
+  autograd::detail::record(forward ? "AvgPool2DBackward0" : "AvgPool2DBackwardBackward0", {&input},
+                           {&out},
+                           [other, k, s, p, sizes, include_pad](autograd::detail::FunctionNode&,
+                                                                const std::vector<Tensor>& g) {
+                             return std::vector<Tensor>{
+                                 (*other)(g[0], k, s, p, sizes, include_pad)};
+                           });
+  return out;
+}
+
+const bool avg_pool_registered = [] {
+  avg_pool2d_op.set_optional();
+  avg_pool2d_backward_op.set_optional();
+  avg_pool2d_op.set_kernel(DispatchKey::Autograd, avg_pool_autograd);
+  avg_pool2d_backward_op.set_kernel(DispatchKey::Autograd, avg_pool_autograd);
+  return true;
+}();
+
+// See Note [Pooling primitives]: avg_pool2d_op's output for x [N, C, H, W], or undefined where
+// the composite runs.
+Tensor avg_pool2d_primitive(const Tensor& x, const std::vector<Axis>& axes, const Sweep& w,
+                            bool include_pad, std::optional<int64_t> divisor_override) {
+  const DeviceType type = x.device().type();
+  if (axes.size() != 2 || divisor_override || (x.dtype() != kFloat && x.dtype() != kBFloat16) ||
+      !avg_pool2d_op.has_plugin_kernel(type) || !avg_pool2d_backward_op.has_plugin_kernel(type)) {
+    return Tensor();
+  }
+  for (size_t d = 0; d < 2; ++d) {
+    // oneDNN's right padding: negative where the last rows are not read
+    const int64_t right = (axes[d].out - 1) * w.stride[d] + w.kernel[d] - axes[d].in - w.padding[d];
+    if (right < 0 || (include_pad && right > w.padding[d])) return Tensor();
+  }
+  return avg_pool2d_op(x, w.kernel, w.stride, w.padding,
+                       {x.size(0), x.size(1), axes[0].out, axes[1].out}, include_pad);
+}
+
 }  // namespace
 
 DimVector expand_pool_arg(const char* op, const char* what, IntArrayRef v, int64_t dims,
@@ -330,7 +427,10 @@ Tensor avg_pool_nd(const char* op, const Tensor& input, int64_t dims, const Swee
   Tensor x = batched(op, input, dims);
   KILN_CHECK_VALUE(!divisor_override || *divisor_override != 0, op, ": divisor must be not ",
                    "zero");
-  WindowMap m = window_map(op, sweep_axes(op, x, sweep, count_include_pad));
+  std::vector<Axis> axes = sweep_axes(op, x, sweep, count_include_pad);
+  Tensor fast = avg_pool2d_primitive(x, axes, sweep, count_include_pad, divisor_override);
+  if (fast.defined()) return unbatch(fast, input, dims);
+  WindowMap m = window_map(op, axes);
   if (tiles(x, sweep)) m.tile = sweep.kernel;
   return mean_of_windows(input, x, m, dims, divisor_override);
 }

@@ -9,7 +9,9 @@
 #include <kiln/export.h>
 #include <kiln/nn/functional/conv.h>
 #include <kiln/nn/functional/normalization.h>
+#include <kiln/nn/functional/padding.h>
 #include <kiln/nn/functional/pooling.h>
+#include <kiln/nn/functional/upsampling.h>
 #include <kiln/nn/loss_options.h>
 #include <kiln/nn/options.h>
 #include <kiln/ops.h>

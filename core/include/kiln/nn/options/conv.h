@@ -1,7 +1,8 @@
 // Options of the convolution layers and functions, as libtorch's (torch/nn/options/conv.h and
 // fold.h): Conv1dOptions(3, 8, 5).padding(kiln::kSame).padding_mode(kiln::kReflect),
 // ConvTranspose2dOptions(8, 3, 4).stride(2).output_padding(1), F::Conv3dFuncOptions().bias(b),
-// FoldOptions({8, 8}, 3), and the tags kValid, kSame, kZeros, kReflect, kReplicate, kCircular.
+// FoldOptions({8, 8}, 3), and the tags kValid, kSame, kZeros, kReflect, kReplicate, kCircular
+// (with padding's and interpolation's: kConstant, kNearest, kLinear, kBilinear, ...).
 #pragma once
 
 #include <kiln/nn/options.h>
@@ -17,6 +18,14 @@ struct kZeros {};
 struct kReflect {};
 struct kReplicate {};
 struct kCircular {};
+struct kConstant {};
+struct kNearest {};
+struct kNearestExact {};
+struct kLinear {};
+struct kBilinear {};
+struct kBicubic {};
+struct kTrilinear {};
+struct kArea {};
 }  // namespace enumtype
 inline constexpr enumtype::kValid kValid{};
 inline constexpr enumtype::kSame kSame{};
@@ -24,6 +33,15 @@ inline constexpr enumtype::kZeros kZeros{};
 inline constexpr enumtype::kReflect kReflect{};
 inline constexpr enumtype::kReplicate kReplicate{};
 inline constexpr enumtype::kCircular kCircular{};
+// F::pad's default mode, and F::interpolate's modes (nn/options/padding.h, upsampling.h)
+inline constexpr enumtype::kConstant kConstant{};
+inline constexpr enumtype::kNearest kNearest{};
+inline constexpr enumtype::kNearestExact kNearestExact{};
+inline constexpr enumtype::kLinear kLinear{};
+inline constexpr enumtype::kBilinear kBilinear{};
+inline constexpr enumtype::kBicubic kBicubic{};
+inline constexpr enumtype::kTrilinear kTrilinear{};
+inline constexpr enumtype::kArea kArea{};
 }  // namespace kiln
 
 namespace kiln::nn {
