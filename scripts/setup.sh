@@ -14,6 +14,7 @@ packages=(
   clang-format-14               # scripts/check_format.sh (CI), .clang-format
   libgtest-dev libgmock-dev python3  # tools/port_check (libtorch-style tests against kiln)
   python3-torch python3-torchvision  # tests/models: torchvision's models and weights, made at test time
+  libopenblas0-pthread          # bench/: PyTorch's float32 matmul on OpenBLAS, not the generic BLAS
 )
 
 missing=()
