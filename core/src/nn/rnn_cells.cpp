@@ -2,11 +2,45 @@
 // rnn_relu_cell: composites of linear, addmm, sigmoid and tanh, as PyTorch's cells.
 #include "rnn_step.h"
 
+#include "../autograd/function.h"
+
 #include <kiln/dispatch.h>
 #include <kiln/nn/functional.h>
 #include <kiln/nn/functional/rnn.h>
 
 namespace kiln::nn::detail {
+
+std::vector<Tensor> split_parts(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes) {
+  const bool record = autograd::GradMode::is_enabled() && x.requires_grad();
+  const Tensor base = record ? x.detach() : x;
+  std::vector<Tensor> parts;
+  int64_t start = 0;
+  for (int64_t size : sizes) {
+    parts.push_back(base.narrow(dim, start, size));
+    start += size;
+  }
+  if (!record) return parts;
+  std::vector<const Tensor*> outputs;
+  for (const Tensor& p : parts) outputs.push_back(&p);
+  const TensorOptions options = TensorOptions(x.dtype()).device(x.device());
+  autograd::detail::record("SplitPartsBackward", {&x}, outputs,
+                           [shape = x.sizes().vec(), dim, sizes,
+                            options](autograd::detail::FunctionNode&,
+                                     const std::vector<Tensor>& grads) {
+                             std::vector<Tensor> pieces;
+                             for (size_t i = 0; i < grads.size(); ++i) {
+                               if (grads[i].defined()) {
+                                 pieces.push_back(grads[i]);
+                                 continue;
+                               }
+                               std::vector<int64_t> part = shape;
+                               part[dim] = sizes[i];
+                               pieces.push_back(zeros(part, options));
+                             }
+                             return std::vector<Tensor>{cat(pieces, dim)};
+                           });
+  return parts;
+}
 
 Tensor input_gates(RNNMode mode, const Tensor& input, const Tensor& w_ih, const Tensor& b_ih,
                    const Tensor& b_hh) {
@@ -17,7 +51,8 @@ Tensor input_gates(RNNMode mode, const Tensor& input, const Tensor& w_ih, const 
 std::pair<Tensor, Tensor> lstm_step(const Tensor& igates, const Tensor& h, const Tensor& c,
                                     const Tensor& w_hh, const Tensor& w_hr) {
   Tensor gates = addmm(igates, h, w_hh.t());
-  std::vector<Tensor> g = gates.chunk(4, 1);
+  const int64_t hidden = c.size(1);
+  std::vector<Tensor> g = split_parts(gates, 1, {hidden, hidden, hidden, hidden});
   Tensor in = g[0].sigmoid(), forget = g[1].sigmoid(), cell = g[2].tanh(), out = g[3].sigmoid();
   Tensor cy = forget * c + in * cell;
   Tensor hy = out * cy.tanh();
@@ -27,7 +62,9 @@ std::pair<Tensor, Tensor> lstm_step(const Tensor& igates, const Tensor& h, const
 
 Tensor gru_step(const Tensor& igates, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
   Tensor hgates = functional::linear(h, w_hh, b_hh);
-  std::vector<Tensor> gi = igates.chunk(3, 1), gh = hgates.chunk(3, 1);
+  const int64_t hidden = h.size(1);
+  std::vector<Tensor> gi = split_parts(igates, 1, {hidden, hidden, hidden});
+  std::vector<Tensor> gh = split_parts(hgates, 1, {hidden, hidden, hidden});
   Tensor reset = (gh[0] + gi[0]).sigmoid();
   Tensor update = (gh[1] + gi[1]).sigmoid();
   Tensor fresh = (gi[2] + gh[2] * reset).tanh();

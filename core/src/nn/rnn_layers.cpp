@@ -101,7 +101,8 @@ struct Run {
 // sequence's final state is the one after its last step (forward) or its first (reverse).
 Run run_direction(RNNMode mode, const Tensor& input, const Steps& steps, const LayerWeights& w,
                   const State& initial, bool reverse) {
-  const Tensor igates = input_gates(mode, input, w.w_ih, w.b_ih, w.b_hh);
+  const std::vector<Tensor> igates =
+      split_parts(input_gates(mode, input, w.w_ih, w.b_ih, w.b_hh), 0, steps.sizes);
   const size_t count = steps.sizes.size();
   std::vector<Tensor> outputs(count);
   if (!reverse) {
@@ -115,7 +116,7 @@ Run run_direction(RNNMode mode, const Tensor& input, const Steps& steps, const L
         s = s.slice(0, b);
       }
       last = b;
-      s = step(mode, w, igates.narrow(0, steps.offsets[t], b), s);
+      s = step(mode, w, igates[t], s);
       outputs[t] = s.h;
     }
     finished.push_back(s);
@@ -128,7 +129,7 @@ Run run_direction(RNNMode mode, const Tensor& input, const Steps& steps, const L
     const int64_t b = steps.sizes[t];
     if (b > last) s = cat_states({s, initial.slice(last, b - last)});
     last = b;
-    s = step(mode, w, igates.narrow(0, steps.offsets[t], b), s);
+    s = step(mode, w, igates[t], s);
     outputs[t] = s.h;
   }
   return {cat(outputs, 0), s};

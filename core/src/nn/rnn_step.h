@@ -19,12 +19,22 @@
 
 namespace kiln::nn::detail {
 
+// x split along dim into parts of `sizes`, as views. Their gradient is one cat of the parts'
+// gradients (undefined ones as zeros); narrow's own gradient would write each part's into a zero
+// tensor of x's size, which for the T steps of a sequence costs T times x.
+std::vector<Tensor> split_parts(const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes);
+
 // The input's share of the gates [N, G*H] of input [N, I] (See Note [Recurrent input gates]).
 Tensor input_gates(RNNMode mode, const Tensor& input, const Tensor& w_ih, const Tensor& b_ih,
                    const Tensor& b_hh);
 
-// The next (h, c) of an LSTM from igates_t [B, 4H], h [B, P], c [B, H]; w_hr [P, H] projects
-// h when defined.
+// The steps take the weights as stored and multiply by w.t() each step: the transposed product's
+// gradient then reaches the weight contiguous, and accumulates into its .grad in place (a w.t()
+// made once per layer would sum the T steps' gradients in the transposed layout, which the
+// elementwise kernels add an order of magnitude slower).
+//
+// The next (h, c) of an LSTM from igates_t [B, 4H], h [B, P], c [B, H]; w_hr [P, H] projects h
+// when defined.
 std::pair<Tensor, Tensor> lstm_step(const Tensor& igates, const Tensor& h, const Tensor& c,
                                     const Tensor& w_hh, const Tensor& w_hr);
 // The next h of a GRU from igates_t [B, 3H] and h [B, H].
