@@ -49,13 +49,14 @@ void load_file(const std::string& file_name, std::map<std::string, GoldenCase>& 
   }
 }
 
-// nn_cases.txt (make_nn_golden.py), loss_cases.txt (make_loss_golden.py) and layers_cases.txt
-// (make_layers_golden.py).
+// nn_cases.txt (make_nn_golden.py), loss_cases.txt (make_loss_golden.py), layers_cases.txt
+// (make_layers_golden.py) and rnn_cases.txt (make_rnn_golden.py).
 std::map<std::string, GoldenCase> load() {
   std::map<std::string, GoldenCase> cases;
   load_file("nn_cases.txt", cases);
   load_file("loss_cases.txt", cases);
   load_file("layers_cases.txt", cases);
+  load_file("rnn_cases.txt", cases);
   return cases;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <kiln/nn/functional.h>
+#include <kiln/nn/functional/rnn.h>
 #include <kiln/nn/init.h>
 #include <kiln/nn/module.h>
 #include <kiln/nn/modules/activation.h>
@@ -18,5 +19,7 @@
 #include <kiln/nn/modules/normalization.h>
 #include <kiln/nn/modules/padding.h>
 #include <kiln/nn/modules/pooling.h>
+#include <kiln/nn/modules/rnn.h>
 #include <kiln/nn/modules/upsampling.h>
 #include <kiln/nn/utils.h>
+#include <kiln/nn/utils/rnn.h>

@@ -26,6 +26,9 @@ struct kBilinear {};
 struct kBicubic {};
 struct kTrilinear {};
 struct kArea {};
+// RNN's nonlinearity (nn/options/rnn.h)
+struct kTanh {};
+struct kReLU {};
 }  // namespace enumtype
 inline constexpr enumtype::kValid kValid{};
 inline constexpr enumtype::kSame kSame{};
@@ -42,6 +45,8 @@ inline constexpr enumtype::kBilinear kBilinear{};
 inline constexpr enumtype::kBicubic kBicubic{};
 inline constexpr enumtype::kTrilinear kTrilinear{};
 inline constexpr enumtype::kArea kArea{};
+inline constexpr enumtype::kTanh kTanh{};
+inline constexpr enumtype::kReLU kReLU{};
 }  // namespace kiln
 
 namespace kiln::nn {
