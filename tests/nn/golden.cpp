@@ -56,6 +56,7 @@ std::map<std::string, GoldenCase> load() {
   load_file("nn_cases.txt", cases);
   load_file("loss_cases.txt", cases);
   load_file("layers_cases.txt", cases);
+  load_file("attention_cases.txt", cases);
   return cases;
 }
 

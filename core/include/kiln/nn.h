@@ -18,5 +18,6 @@
 #include <kiln/nn/modules/normalization.h>
 #include <kiln/nn/modules/padding.h>
 #include <kiln/nn/modules/pooling.h>
+#include <kiln/nn/modules/transformer.h>
 #include <kiln/nn/modules/upsampling.h>
 #include <kiln/nn/utils.h>
