@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_pytorch) {
         nn::MultiheadAttentionOptions(8, 2).kdim(5).vdim(7).add_bias_kv(true).add_zero_attn(true));
     load_parameters(*m, name);
     Tensor q = input(name, "query"), k = input(name, "key"), v = input(name, "value");
-    auto [out, w] = m(q, k, v, {}, true, input(name, "attn_mask", false), false);
+    auto [out, w] = m(q, k, v, Tensor(), true, input(name, "attn_mask", false), false);
     BOOST_TEST(w.dim() == 4);
     check_close(w, golden(name, "weights"), 1e-10, 1e-10, name + " weights");
     check_module(name, *m, out, {{"query", q}, {"key", k}, {"value", v}});
@@ -92,7 +92,7 @@ BOOST_AUTO_TEST_CASE(multihead_attention_matches_pytorch) {
     nn::MultiheadAttention m(nn::MultiheadAttentionOptions(8, 4).bias(false).batch_first(true));
     load_parameters(*m, name);
     Tensor q = input(name, "query");
-    auto [out, w] = m(q, q, q, {}, false);
+    auto [out, w] = m(q, q, q, Tensor(), false);
     BOOST_TEST(!w.defined());
     check_module(name, *m, out, {{"query", q}});
   }
@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(multihead_attention_parameters_and_print) {
               "num_heads 3");
   nn::MultiheadAttention ok(8, 2);
   Tensor x = kiln::randn({5, 3, 8});
-  CHECK_ERROR(kiln::ValueError, ok(x, x, x, {}, true, kiln::zeros({4, 5})),
+  CHECK_ERROR(kiln::ValueError, ok(x, x, x, Tensor(), true, kiln::zeros({4, 5})),
               "multi_head_attention_forward", "[4, 5]", "[5, 5]");
   CHECK_ERROR(kiln::ValueError, ok(x, x, x, kiln::zeros({3, 4}, kiln::kBool)),
               "multi_head_attention_forward", "key_padding_mask", "[3, 5]", "[3, 4]");
@@ -163,7 +163,8 @@ BOOST_AUTO_TEST_CASE(encoder_and_decoder_layers_match_pytorch) {
         nn::TransformerDecoderLayerOptions(8, 2).dim_feedforward(12).dropout(0.0));
     load_parameters(*layer, name);
     Tensor tgt = input(name, "tgt"), memory = input(name, "memory");
-    Tensor out = layer(tgt, memory, input(name, "tgt_mask", false), {}, {}, input(name, "mkpm"));
+    Tensor out =
+        layer(tgt, memory, input(name, "tgt_mask", false), Tensor(), Tensor(), input(name, "mkpm"));
     check_module(name, *layer, out, {{"tgt", tgt}, {"memory", memory}});
   }
   {
@@ -196,8 +197,8 @@ BOOST_AUTO_TEST_CASE(encoder_stack_and_transformer_match_pytorch) {
     load_parameters(*model, name);
     Tensor src = input(name, "src"), tgt = input(name, "tgt");
     Tensor kpm = input(name, "src_kpm");
-    Tensor out =
-        model(src, tgt, {}, input(name, "tgt_mask", false), {}, kpm, input(name, "tgt_kpm"), kpm);
+    Tensor out = model(src, tgt, Tensor(), input(name, "tgt_mask", false), Tensor(), kpm,
+                       input(name, "tgt_kpm"), kpm);
     check_module(name, *model, out, {{"src", src}, {"tgt", tgt}});
   }
   check_close(nn::TransformerImpl::generate_square_subsequent_mask(4).to(kiln::kDouble),

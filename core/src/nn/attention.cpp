@@ -2,6 +2,7 @@
 #include <kiln/autograd.h>
 #include <kiln/nn/functional/attention.h>
 #include <kiln/nn/init.h>
+#include <kiln/ops.h>
 #include <kiln/nn/modules/transformer.h>
 
 #include "repr.h"

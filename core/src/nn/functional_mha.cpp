@@ -143,7 +143,10 @@ std::tuple<Tensor, Tensor> multi_head_attention_forward(
       } else if (mask.dtype() == kBool) {
         mask = logical_or(mask, pad);
       } else {
-        mask = mask.masked_fill(pad, -std::numeric_limits<double>::infinity());
+        mask = where(pad,
+                     full({}, -std::numeric_limits<double>::infinity(),
+                          TensorOptions().dtype(mask.dtype()).device(mask.device())),
+                     mask);
       }
     } else {
       Tensor pad = kpm.view({n, 1, 1, s}).expand({n, heads, 1, s}).reshape({n * heads, 1, s});

@@ -69,7 +69,8 @@ std::tuple<Tensor, Tensor> forward_backend(const ForwardOp& op, const Tensor& qu
                                            const Tensor& key, const Tensor& value,
                                            const Tensor& mask, double scale, bool causal) {
   check_operands(op.name(), query, key, value, mask);
-  common_device(op.name(), {&query, &key, &value, &mask});
+  common_device(op.name(), {&query, &key, &value});
+  if (mask.defined()) common_device(op.name(), {&query, &mask});
   const Tensor q = query.contiguous(), k = key.contiguous(), v = value.contiguous();
   Tensor out = empty_tensor({q.size(0), q.size(1), v.size(2)}, q.dtype(), q.device());
   Tensor lse = empty_tensor({q.size(0), q.size(1)}, kFloat, q.device());
@@ -98,7 +99,8 @@ std::tuple<Tensor, Tensor, Tensor> backward_backend(const BackwardOp& op, const 
                        lse.dtype() == kFloat,
                    op.name(), ": expected a float32 logsumexp [", query.size(0), ", ",
                    query.size(1), "], but got ", lse.sizes());
-  common_device(op.name(), {&grad_out, &query, &key, &value, &out, &lse, &mask});
+  common_device(op.name(), {&grad_out, &query, &key, &value, &out, &lse});
+  if (mask.defined()) common_device(op.name(), {&query, &mask});
   const Tensor g = grad_out.contiguous(), q = query.contiguous(), k = key.contiguous(),
                v = value.contiguous(), o = out.contiguous(), m = lse.contiguous();
   Tensor gq = empty_tensor(q.sizes(), q.dtype(), q.device());
@@ -139,16 +141,17 @@ Tensor logits(const Tensor& q, const Tensor& k, const Tensor& mask, double scale
   return s;
 }
 
-// The gradients written in differentiable operators (what create_graph needs), with the
-// probabilities recomputed from the saved logsumexp as the kernel does.
+// The gradients written in differentiable operators (what create_graph needs): the
+// probabilities and the output recomputed from q, k and v, so that the second derivatives see
+// how they depend on them.
 std::vector<Tensor> differentiable_gradients(const Tensor& g, const Tensor& q, const Tensor& k,
-                                             const Tensor& v, const Tensor& out, const Tensor& lse,
-                                             const Tensor& mask, double scale, bool causal) {
-  Tensor p = exp(logits(q, k, mask, scale, causal) - lse.unsqueeze(-1));
-  Tensor gf = g.to(kFloat);
+                                             const Tensor& v, const Tensor& mask, double scale,
+                                             bool causal) {
+  Tensor p = softmax(logits(q, k, mask, scale, causal), -1);
+  Tensor gf = g.to(kFloat), vf = v.to(kFloat);
   Tensor grad_v = matmul(p.transpose(-2, -1), gf);
-  Tensor dp = matmul(gf, v.to(kFloat).transpose(-2, -1));
-  Tensor delta = sum(gf * out.to(kFloat), {-1}, /*keepdim=*/true);
+  Tensor dp = matmul(gf, vf.transpose(-2, -1));
+  Tensor delta = sum(gf * matmul(p, vf), {-1}, /*keepdim=*/true);
   Tensor ds = p * (dp - delta) * scale;
   Tensor grad_q = matmul(ds, k.to(kFloat));
   Tensor grad_k = matmul(ds.transpose(-2, -1), q.to(kFloat));
@@ -166,14 +169,13 @@ std::tuple<Tensor, Tensor> forward_autograd(const ForwardOp& op, const Tensor& q
   auto node = autograd::detail::record(
       "ScaledDotProductFlashAttentionBackward0", {&q, &k, &v}, {&out},
       [scale, causal](autograd::detail::FunctionNode& n, const std::vector<Tensor>& grads) {
-        Tensor q = n.saved(0), k = n.saved(1), v = n.saved(2), o = n.saved(3), m = n.saved(4);
-        Tensor mask = n.saved(5);
+        Tensor q = n.saved(0), k = n.saved(1), v = n.saved(2), mask = n.saved(5);
         std::vector<Tensor> result;
         if (autograd::GradMode::is_enabled()) {
-          result = differentiable_gradients(grads[0], q, k, v, o, m, mask, scale, causal);
+          result = differentiable_gradients(grads[0], q, k, v, mask, scale, causal);
         } else {
-          auto [gq, gk, gv] =
-              flash_attention_backward_op(grads[0], q, k, v, o, m, mask, scale, causal);
+          auto [gq, gk, gv] = flash_attention_backward_op(grads[0], q, k, v, n.saved(3), n.saved(4),
+                                                          mask, scale, causal);
           result = {gq, gk, gv};
         }
         for (size_t i = 0; i < result.size(); ++i) {
@@ -222,7 +224,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   if (k.device() != q.device() || v.device() != q.device()) return Tensor();
   if (mask.defined() && (mask.requires_grad() || mask.device() != q.device())) return Tensor();
   const int64_t l = q.size(-2), s = k.size(-2);
-  DimVector batch(q.sizes().begin(), q.sizes().end() - 2);
+  std::vector<int64_t> batch(q.sizes().begin(), q.sizes().end() - 2);
   if (mask.defined()) {
     if (mask.dim() > q.dim()) return Tensor();
     for (int64_t d = 1; d <= mask.dim(); ++d) {
@@ -234,7 +236,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   for (int64_t n : batch) b *= n;
   Tensor m;
   if (mask.defined()) {
-    DimVector full_sizes = batch;
+    std::vector<int64_t> full_sizes = batch;
     full_sizes.push_back(l);
     full_sizes.push_back(s);
     if (full_sizes.size() == 2) full_sizes.insert(full_sizes.begin(), 1);
@@ -243,7 +245,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   Tensor out =
       std::get<0>(flash_attention_op(q.reshape({b, l, q.size(-1)}), k.reshape({b, s, k.size(-1)}),
                                      v.reshape({b, s, v.size(-1)}), m, scale, causal));
-  DimVector out_sizes = batch;
+  std::vector<int64_t> out_sizes = batch;
   out_sizes.push_back(l);
   out_sizes.push_back(v.size(-1));
   return out.view(out_sizes);
