@@ -19,9 +19,14 @@
 #include "registry.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace kiln::cpu {
 namespace {
@@ -40,8 +45,9 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 #endif
 
 // out[i * n + j] = sum_e a[i * k + e] * bt[e * n + j]: a [m, k] times bt [k, n].
-KILN_ATTN_CLONES void tile_product(float* __restrict out, const float* __restrict a, int64_t m,
-                                   int64_t k, const float* __restrict bt, int64_t n) {
+KILN_ATTN_CLONES void tile_product_generic(float* __restrict out, const float* __restrict a,
+                                           int64_t m, int64_t k, const float* __restrict bt,
+                                           int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
     float* row = out + i * n;
     for (int64_t j = 0; j < n; ++j) row[j] = 0.0f;
@@ -54,8 +60,9 @@ KILN_ATTN_CLONES void tile_product(float* __restrict out, const float* __restric
 }
 
 // acc[i * w + c] += sum_j p[i * n + j] * rows[j * w + c]: p [m, n] times rows [n, w].
-KILN_ATTN_CLONES void tile_accumulate(float* __restrict acc, const float* __restrict p, int64_t m,
-                                      int64_t n, const float* __restrict rows, int64_t w) {
+KILN_ATTN_CLONES void tile_accumulate_generic(float* __restrict acc, const float* __restrict p,
+                                              int64_t m, int64_t n, const float* __restrict rows,
+                                              int64_t w) {
   for (int64_t i = 0; i < m; ++i) {
     float* out = acc + i * w;
     for (int64_t j = 0; j < n; ++j) {
@@ -68,8 +75,9 @@ KILN_ATTN_CLONES void tile_accumulate(float* __restrict acc, const float* __rest
 }
 
 // acc[j * w + c] += sum_i p[i * n + j] * rows[i * w + c]: p^T [n, m] times rows [m, w].
-KILN_ATTN_CLONES void tile_accumulate_t(float* __restrict acc, const float* __restrict p, int64_t m,
-                                        int64_t n, const float* __restrict rows, int64_t w) {
+KILN_ATTN_CLONES void tile_accumulate_t_generic(float* __restrict acc, const float* __restrict p,
+                                                int64_t m, int64_t n, const float* __restrict rows,
+                                                int64_t w) {
   for (int64_t i = 0; i < m; ++i) {
     const float* r = rows + i * w;
     for (int64_t j = 0; j < n; ++j) {
@@ -79,6 +87,148 @@ KILN_ATTN_CLONES void tile_accumulate_t(float* __restrict acc, const float* __re
       for (int64_t c = 0; c < w; ++c) out[c] += x * r[c];
     }
   }
+}
+
+#if defined(__x86_64__)
+// C[m, n] = (accumulate ? C : 0) + A B with A(r, kk) = a[r * ars + kk * aks], B [k, n] (row
+// stride ldb) and C (row stride ldc): blocks of R rows x 64 columns held in AVX-512 registers
+// (4 R accumulators), masked at the edges.
+template <int R>
+__attribute__((target("avx512f,fma"))) void gemm_rows_avx512(float* c, int64_t ldc, const float* a,
+                                                             int64_t ars, int64_t aks,
+                                                             const float* b, int64_t ldb, int64_t n,
+                                                             int64_t k, bool accumulate) {
+  for (int64_t j0 = 0; j0 < n; j0 += 64) {
+    __mmask16 mask[4];
+    for (int v = 0; v < 4; ++v) {
+      const int64_t left = std::clamp<int64_t>(n - j0 - 16 * v, 0, 16);
+      mask[v] = static_cast<__mmask16>((1u << left) - 1u);
+    }
+    __m512 acc[R][4];
+    for (int r = 0; r < R; ++r) {
+      for (int v = 0; v < 4; ++v) {
+        acc[r][v] = accumulate ? _mm512_maskz_loadu_ps(mask[v], c + r * ldc + j0 + 16 * v)
+                               : _mm512_setzero_ps();
+      }
+    }
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float* bp = b + kk * ldb + j0;
+      __m512 bv[4];
+      for (int v = 0; v < 4; ++v) bv[v] = _mm512_maskz_loadu_ps(mask[v], bp + 16 * v);
+      for (int r = 0; r < R; ++r) {
+        const __m512 av = _mm512_set1_ps(a[r * ars + kk * aks]);
+        for (int v = 0; v < 4; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      for (int v = 0; v < 4; ++v) {
+        _mm512_mask_storeu_ps(c + r * ldc + j0 + 16 * v, mask[v], acc[r][v]);
+      }
+    }
+  }
+}
+
+bool has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+// gemm_rows_avx512 over every row of C [m, n]; false (nothing done) without AVX-512.
+bool gemm_tile_avx512(float* c, int64_t ldc, const float* a, int64_t ars, int64_t aks,
+                      const float* b, int64_t ldb, int64_t m, int64_t n, int64_t k,
+                      bool accumulate) {
+  if (!has_avx512()) return false;
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    gemm_rows_avx512<4>(c + i * ldc, ldc, a + i * ars, ars, aks, b, ldb, n, k, accumulate);
+  }
+  for (; i < m; ++i) {
+    gemm_rows_avx512<1>(c + i * ldc, ldc, a + i * ars, ars, aks, b, ldb, n, k, accumulate);
+  }
+  return true;
+}
+#else
+bool gemm_tile_avx512(float*, int64_t, const float*, int64_t, int64_t, const float*, int64_t,
+                      int64_t, int64_t, int64_t, bool) {
+  return false;
+}
+#endif
+
+// out [m, n] = a [m, k] times bt [k, n].
+void tile_product(float* out, const float* a, int64_t m, int64_t k, const float* bt, int64_t n) {
+  if (!gemm_tile_avx512(out, n, a, k, 1, bt, n, m, n, k, false)) {
+    tile_product_generic(out, a, m, k, bt, n);
+  }
+}
+
+// acc [m, w] += p [m, n] times rows [n, w].
+void tile_accumulate(float* acc, const float* p, int64_t m, int64_t n, const float* rows,
+                     int64_t w) {
+  if (!gemm_tile_avx512(acc, w, p, n, 1, rows, w, m, w, n, true)) {
+    tile_accumulate_generic(acc, p, m, n, rows, w);
+  }
+}
+
+// acc [n, w] += p^T (p [m, n]) times rows [m, w].
+void tile_accumulate_t(float* acc, const float* p, int64_t m, int64_t n, const float* rows,
+                       int64_t w) {
+  if (!gemm_tile_avx512(acc, w, p, 1, n, rows, w, n, w, m, true)) {
+    tile_accumulate_t_generic(acc, p, m, n, rows, w);
+  }
+}
+
+// The sum and the maximum of x[0, n), in kLanes independent partial results (lanes the
+// vectorizer keeps; one chain would serialize on the adder's latency).
+constexpr int64_t kLanes = 16;
+
+KILN_ATTN_CLONES float row_sum(const float* __restrict x, int64_t n) {
+  float part[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int64_t c = 0; c < kLanes; ++c) part[c] += x[j + c];
+  }
+  float sum = 0.0f;
+  for (; j < n; ++j) sum += x[j];
+  for (int64_t c = 0; c < kLanes; ++c) sum += part[c];
+  return sum;
+}
+
+KILN_ATTN_CLONES float row_max(const float* __restrict x, int64_t n, float start) {
+  float part[kLanes];
+  for (int64_t c = 0; c < kLanes; ++c) part[c] = start;
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    for (int64_t c = 0; c < kLanes; ++c) part[c] = x[j + c] > part[c] ? x[j + c] : part[c];
+  }
+  float top = start;
+  for (; j < n; ++j) top = x[j] > top ? x[j] : top;
+  for (int64_t c = 0; c < kLanes; ++c) top = part[c] > top ? part[c] : top;
+  return top;
+}
+
+// x[j] = exp(x[j] - shift) for j < n, returning their sum; exp(-inf) is 0. A polynomial
+// (Cephes' expf: 2^i times a degree-6 fit of e^f on |f| <= ln(2) / 2, relative error about
+// 2e-7) written without calls, so that the loop vectorizes: the softmax's exponentials would
+// otherwise cost more than the tile products.
+KILN_ATTN_CLONES float exp_shifted(float* __restrict x, int64_t n, float shift) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float v = x[j] - shift;
+    const float c = std::min(std::max(v, -87.0f), 88.0f);
+    const float t = c * 1.44269504088896341f;
+    const float r = (t + 12582912.0f) - 12582912.0f;  // round to nearest
+    const float f = c - r * 0.693359375f + r * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * f + 1.3981999507e-3f;
+    p = p * f + 8.3334519073e-3f;
+    p = p * f + 4.1665795894e-2f;
+    p = p * f + 1.6666665459e-1f;
+    p = p * f + 5.0000001201e-1f;
+    p = p * f * f + f + 1.0f;
+    const int32_t bits = (static_cast<int32_t>(r) + 127) << 23;
+    const float e = p * std::bit_cast<float>(bits);
+    x[j] = v < -87.0f ? 0.0f : e;
+  }
+  return row_sum(x, n);
 }
 
 // Rows [r0, r0 + m) of a contiguous [rows, w] matrix of T as float: dst [m, w].
@@ -180,19 +330,13 @@ void forward_typed(const Problem& pb, const T* q, const T* k, const T* v, T* out
         pb.finish_logits(s.data(), mask_b, i0, rows, j0, cols);
         for (int64_t i = 0; i < rows; ++i) {
           float* row = s.data() + i * cols;
-          float top = m[i];
-          for (int64_t j = 0; j < cols; ++j) top = std::max(top, row[j]);
+          const float top = row_max(row, cols, m[i]);
           if (top == kNegInf) {  // nothing seen yet: this tile adds nothing
             for (int64_t j = 0; j < cols; ++j) row[j] = 0.0f;
             continue;
           }
           const float alpha = std::exp(m[i] - top);  // 0 on the first keys seen
-          float sum = 0.0f;
-          for (int64_t j = 0; j < cols; ++j) {
-            row[j] = std::exp(row[j] - top);
-            sum += row[j];
-          }
-          l[i] = l[i] * alpha + sum;
+          l[i] = l[i] * alpha + exp_shifted(row, cols, top);
           m[i] = top;
           if (alpha != 1.0f) {
             float* o = acc.data() + i * ev;
@@ -246,10 +390,8 @@ struct Backward {
     for (int64_t i = 0; i < rows; ++i) {
       const float top = lse[b * pb.queries + i0 + i], d = delta[b * pb.queries + i0 + i];
       float *pr = p + i * cols, *dr = ds + i * cols;
-      for (int64_t j = 0; j < cols; ++j) {
-        pr[j] = pr[j] == kNegInf ? 0.0f : std::exp(pr[j] - top);
-        dr[j] = pr[j] * (dr[j] - d) * pb.scale;
-      }
+      exp_shifted(pr, cols, top);
+      for (int64_t j = 0; j < cols; ++j) dr[j] = pr[j] * (dr[j] - d) * pb.scale;
     }
   }
 };
