@@ -136,7 +136,8 @@ Tensor causal_bias(int64_t l, int64_t s, Device device) {
 // The logits q @ k^T * scale + mask (+ the causal mask) in float32, differentiably.
 Tensor logits(const Tensor& q, const Tensor& k, const Tensor& mask, double scale, bool causal) {
   Tensor s = matmul(q.to(kFloat), k.to(kFloat).transpose(-2, -1)) * scale;
-  if (mask.defined()) s = s + mask;
+  // the kernel's mask is [b..., L, S] over the [B, L, S] operands
+  if (mask.defined()) s = s + mask.reshape({q.size(0), q.size(1), k.size(1)});
   if (causal) s = s + causal_bias(q.size(1), k.size(1), q.device());
   return s;
 }
