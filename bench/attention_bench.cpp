@@ -5,16 +5,15 @@
 // PyTorch 1.13's explicit attention and nn.MultiheadAttention (embed 512, 8 heads), run in the
 // same invocation (bench/attention_bench.py).
 //
-// Time: median milliseconds of several runs. Memory: the peak resident set (getrusage's
-// ru_maxrss, the RSS high-water mark) of a fresh process that runs the configuration once,
-// minus its resident set just before: what the computation itself took, in MB. Each memory
-// figure comes from a child process (this program with --memory, or the script with --memory).
+// Time: median milliseconds of several runs. Memory: the RSS high-water mark (VmHWM, reset
+// through /proc/self/clear_refs once the inputs exist) of a fresh process that runs the
+// configuration once, minus its RSS just before: what the computation itself took, in MB. Each
+// memory figure comes from a child process (this program with --memory, or the script with
+// --memory).
 //   build/bin/kiln-attention-bench [--quick]
 #include "bench_common.hpp"
 
 #include <kiln/kiln.h>
-
-#include <sys/resource.h>
 
 #include <cstdio>
 #include <cstring>
@@ -38,11 +37,17 @@ double rss_mb() {
   return 0;
 }
 
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+double hwm_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0;
 }
+
+// Resets VmHWM to the current RSS (Linux's clear_refs), so that setup peaks do not count.
+void reset_hwm() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 struct Config {
   bool fused;
@@ -88,8 +93,9 @@ int memory_child(char** argv) {
            std::strcmp(argv[5], "fwdbwd") == 0};
   auto t = inputs(c);
   const double before = rss_mb();
+  reset_hwm();
   run_once(c, t[0], t[1], t[2], t[3]);
-  std::printf("%.1f\n", peak_rss_mb() - before);
+  std::printf("%.1f\n", hwm_mb() - before);
   return 0;
 }
 
@@ -131,7 +137,7 @@ int main(int argc, char** argv) {
   const std::string script = "/usr/bin/python3 " KILN_BENCH_DIR "/attention_bench.py";
   bench::Measures pytorch = bench::run_json(script + (quick ? " --quick" : "") + " 2>/dev/null");
   std::printf("attention, batch %lld, %lld heads, head dim %lld; median ms and peak MB "
-              "(RSS high-water mark of a fresh process, over its RSS before the run)\n",
+              "(RSS high-water mark of a fresh process over its RSS before the run)\n",
               static_cast<long long>(kBatch), static_cast<long long>(kHeads),
               static_cast<long long>(kHeadDim));
   std::printf("%-8s %5s %-7s | %9s %9s %9s %9s | %7s %7s %7s %7s\n", "dtype", "L", "pass", "fused",
