@@ -2,8 +2,8 @@
 #include <kiln/autograd.h>
 #include <kiln/nn/functional/attention.h>
 #include <kiln/nn/init.h>
-#include <kiln/ops.h>
 #include <kiln/nn/modules/transformer.h>
+#include <kiln/ops.h>
 
 #include "repr.h"
 

@@ -4,8 +4,8 @@
 #include <kiln/autograd.h>
 #include <kiln/nn/functional.h>
 #include <kiln/nn/init.h>
-#include <kiln/ops.h>
 #include <kiln/nn/modules/transformer.h>
+#include <kiln/ops.h>
 
 #include "repr.h"
 
