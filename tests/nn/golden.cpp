@@ -57,6 +57,7 @@ std::map<std::string, GoldenCase> load() {
   load_file("loss_cases.txt", cases);
   load_file("layers_cases.txt", cases);
   load_file("rnn_cases.txt", cases);
+  load_file("attention_cases.txt", cases);
   return cases;
 }
 

@@ -64,6 +64,7 @@ const std::vector<Case>& all_cases() {
     register_rearrange_cases();
     register_scan_cases();
     register_resample_cases();
+    register_attention_cases();
     return true;
   }();
   (void)built;

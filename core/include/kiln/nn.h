@@ -20,6 +20,7 @@
 #include <kiln/nn/modules/padding.h>
 #include <kiln/nn/modules/pooling.h>
 #include <kiln/nn/modules/rnn.h>
+#include <kiln/nn/modules/transformer.h>
 #include <kiln/nn/modules/upsampling.h>
 #include <kiln/nn/utils.h>
 #include <kiln/nn/utils/rnn.h>

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <kiln/export.h>
+#include <kiln/nn/functional/attention.h>
 #include <kiln/nn/functional/conv.h>
 #include <kiln/nn/functional/normalization.h>
 #include <kiln/nn/functional/padding.h>

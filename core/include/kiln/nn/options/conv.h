@@ -26,9 +26,10 @@ struct kBilinear {};
 struct kBicubic {};
 struct kTrilinear {};
 struct kArea {};
-// RNN's nonlinearity (nn/options/rnn.h)
+// RNN's nonlinearity (nn/options/rnn.h) and a Transformer layer's activation (transformer.h)
 struct kTanh {};
 struct kReLU {};
+struct kGELU {};
 }  // namespace enumtype
 inline constexpr enumtype::kValid kValid{};
 inline constexpr enumtype::kSame kSame{};
@@ -47,6 +48,7 @@ inline constexpr enumtype::kTrilinear kTrilinear{};
 inline constexpr enumtype::kArea kArea{};
 inline constexpr enumtype::kTanh kTanh{};
 inline constexpr enumtype::kReLU kReLU{};
+inline constexpr enumtype::kGELU kGELU{};
 }  // namespace kiln
 
 namespace kiln::nn {
