@@ -30,7 +30,7 @@ Tensor scaled(const char* op, const Args& a) {
 }
 
 void register_golden_cases() {
-  add_golden("meshgrid", "expand", [](const Args& a) {
+  add_golden("meshgrid", "meshgrid", [](const Args& a) {
     std::vector<Tensor> grids = a.i(0) == 0   ? meshgrid(a.tensors)
                                 : a.i(0) == 1 ? meshgrid(a.tensors, "ij")
                                               : meshgrid(a.tensors, "xy");
@@ -74,7 +74,7 @@ void register_golden_cases() {
   add_golden("einsum", "bmm", [](const Args& a) {
     return Outputs{einsum(kEquations[a.i(0)], a.tensors)};
   });
-  add_golden("cartesian_prod", "expand",
+  add_golden("cartesian_prod", "cartesian_prod",
              [](const Args& a) { return Outputs{cartesian_prod(a.tensors)}; });
   add_golden("combinations", "index_select", [](const Args& a) {
     return Outputs{combinations(a.t(0), a.i(0), a.i(1) != 0)};
