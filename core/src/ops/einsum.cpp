@@ -115,7 +115,7 @@ Tensor einsum(std::string_view equation, TensorList tensors) {
     start = comma + 1;
   }
   KILN_CHECK_VALUE(terms.size() == tensors.size(), "einsum(): ",
-                   terms.size() > tensors.size() ? "more" : "fewer",
+                   terms.size() > tensors.size() ? "fewer" : "more",
                    " operands were provided than specified in the equation '", equation, "' (",
                    tensors.size(), " operands, ", terms.size(), " subscripts)");
   KILN_CHECK_VALUE(!tensors.empty(), "einsum(): must provide at least one operand");

@@ -20,9 +20,12 @@ void check_rank(const char* op, const Tensor& t, int64_t rank, const char* what)
 // shape; beta = 0 ignores self (its NaN and inf do not propagate).
 Tensor scaled_sum(const char* op, const Tensor& self, const Tensor& product, const Scalar& beta,
                   const Scalar& alpha) {
-  DimVector out = broadcast_dims(self.sizes(), product.sizes());
-  KILN_CHECK_VALUE(IntArrayRef(out).equals(product.sizes()), op, ": self ", self.sizes(),
-                   " cannot be broadcast to the product's shape ", product.sizes());
+  IntArrayRef s = self.sizes(), p = product.sizes();
+  bool fits = s.size() <= p.size();
+  for (size_t i = 1; fits && i <= s.size(); ++i) {
+    fits = s[s.size() - i] == 1 || s[s.size() - i] == p[p.size() - i];
+  }
+  KILN_CHECK_VALUE(fits, op, ": self ", s, " cannot be broadcast to the product's shape ", p);
   Tensor scaled = alpha.to_double() == 1.0 ? product : product * alpha;
   if (beta.to_double() == 0.0) return scaled + zeros_like(self).to(scaled.dtype());
   return beta.to_double() == 1.0 ? self + scaled : self * beta + scaled;
