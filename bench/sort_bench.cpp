@@ -30,8 +30,14 @@ int main() {
       {"topk5_64x50000", [&] { kiln::topk(wide, 5); }},
       {"topk500_64x50000", [&] { kiln::topk(wide, 500); }},
       {"cumsum_1024x1024", [&] { kiln::cumsum(square, -1); }},
-      {"einsum_bmm", [&] { kiln::einsum("bij,bjk->bik", {a, b}); }},
-      {"einsum_bilinear", [&] { kiln::einsum("bn,anm,bm->ba", {x1, w, x2}); }},
+      {"einsum_bmm",
+       [&] {
+         kiln::einsum("bij,bjk->bik", {a, b});
+       }},
+      {"einsum_bilinear",
+       [&] {
+         kiln::einsum("bn,anm,bm->ba", {x1, w, x2});
+       }},
   };
   bench::Measures mine;
   for (const auto& [name, op] : ops) mine[name + "_ms"] = bench::median_seconds(op, 3, 9) * 1e3;

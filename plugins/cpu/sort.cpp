@@ -54,37 +54,51 @@ Lines check_lines(const Call& call, const char* name, int64_t dim, int64_t out_n
   for (int32_t d = 0; d < x.ndim; ++d) {
     int64_t want = d == dim ? out_n : x.sizes[d];
     if (values.sizes[d] != want || indices.sizes[d] != want) {
-      throw std::invalid_argument(std::string(name) + ": outputs have the wrong size in dimension " +
+      throw std::invalid_argument(std::string(name) +
+                                  ": outputs have the wrong size in dimension " +
                                   std::to_string(d));
     }
     (d < dim ? l.outer : d == dim ? l.n : l.inner) *= x.sizes[d];
   }
   if (l.n > static_cast<int64_t>(0xffffffffu)) {
     throw std::length_error(std::string(name) + ": lines of 2^32 elements or more along dim are "
-                            "not supported on cpu");
+                                                "not supported on cpu");
   }
   return l;
 }
 
 constexpr uint64_t kLow = 0xffffffffu;
+constexpr int64_t kTopkBlock = 64;  // values topk's heap path screens at a time
 
-// Sorts n packed items by their upper 32 bits, stably (LSD radix, 8 bits a pass; a pass whose
-// digit is the same for every item is skipped). The result is in `a`.
-void radix_sort_packed(uint64_t* a, uint64_t* tmp, int64_t n) {
-  int64_t count[4][256] = {};
+template <class K>
+struct Wide {  // a 64-bit key and its position
+  K key;
+  int64_t pos;
+};
+
+// The sort key of an item: the upper half of a packed one, the key of a wide one.
+inline uint64_t key_of(uint64_t packed) { return packed >> 32; }
+template <class K>
+uint64_t key_of(const Wide<K>& w) {
+  return w.key;
+}
+
+// Sorts n items by key, stably (LSD radix, 8 bits a pass, Bytes passes; a pass whose digit is
+// the same for every item is skipped, as the upper bytes of small integers are). The result is
+// in `a`.
+template <int Bytes, class Item>
+void radix_sort(Item* a, Item* tmp, int64_t n) {
+  int64_t count[Bytes][256] = {};
   for (int64_t j = 0; j < n; ++j) {
-    const uint64_t v = a[j] >> 32;
-    ++count[0][v & 0xff];
-    ++count[1][(v >> 8) & 0xff];
-    ++count[2][(v >> 16) & 0xff];
-    ++count[3][v >> 24];
+    const uint64_t v = key_of(a[j]);
+    for (int b = 0; b < Bytes; ++b) ++count[b][(v >> (8 * b)) & 0xff];
   }
-  uint64_t* src = a;
-  uint64_t* dst = tmp;
-  for (int pass = 0; pass < 4; ++pass) {
-    const int shift = 32 + 8 * pass;
+  Item* src = a;
+  Item* dst = tmp;
+  for (int pass = 0; pass < Bytes; ++pass) {
+    const int shift = 8 * pass;
     int64_t* c = count[pass];
-    if (c[(src[0] >> shift) & 0xff] == n) continue;
+    if (c[(key_of(src[0]) >> shift) & 0xff] == n) continue;
     int64_t sum = 0;
     for (int b = 0; b < 256; ++b) {
       const int64_t k = c[b];
@@ -92,19 +106,13 @@ void radix_sort_packed(uint64_t* a, uint64_t* tmp, int64_t n) {
       sum += k;
     }
     for (int64_t j = 0; j < n; ++j) {
-      const uint64_t v = src[j];
-      dst[c[(v >> shift) & 0xff]++] = v;
+      const Item v = src[j];
+      dst[c[(key_of(v) >> shift) & 0xff]++] = v;
     }
     std::swap(src, dst);
   }
   if (src != a) std::copy(src, src + n, a);
 }
-
-template <class K>
-struct Wide {  // a 64-bit key and its position
-  K key;
-  int64_t pos;
-};
 
 template <class T>
 void sort_lines(const Lines& l, const T* x, T* values, int64_t* indices, bool descending) {
@@ -114,7 +122,7 @@ void sort_lines(const Lines& l, const T* x, T* values, int64_t* indices, bool de
   const int64_t grain = std::max<int64_t>(1, kGrain / (8 * n));
   parallel_for(l.count(), grain, [&](int64_t begin, int64_t end) {
     constexpr bool packed = sizeof(K) == 4;
-    std::vector<std::conditional_t<packed, uint64_t, Wide<K>>> items(n), tmp(packed ? n : 0);
+    std::vector<std::conditional_t<packed, uint64_t, Wide<K>>> items(n), tmp(n);
     for (int64_t line = begin; line < end; ++line) {
       const int64_t base = l.base(line, n);
       const T* in = x + base;
@@ -131,12 +139,16 @@ void sort_lines(const Lines& l, const T* x, T* values, int64_t* indices, bool de
         if (n <= 64) {
           std::sort(items.begin(), items.end());
         } else {
-          radix_sort_packed(items.data(), tmp.data(), n);
+          radix_sort<4>(items.data(), tmp.data(), n);
         }
       } else {
-        std::sort(items.begin(), items.end(), [](const Wide<K>& a, const Wide<K>& b) {
-          return a.key < b.key || (a.key == b.key && a.pos < b.pos);
-        });
+        if (n <= 64) {
+          std::sort(items.begin(), items.end(), [](const Wide<K>& a, const Wide<K>& b) {
+            return a.key < b.key || (a.key == b.key && a.pos < b.pos);
+          });
+        } else {
+          radix_sort<8>(items.data(), tmp.data(), n);
+        }
       }
       for (int64_t j = 0; j < n; ++j) {
         int64_t pos;
@@ -192,12 +204,26 @@ void topk_lines(const Lines& l, int64_t k, const T* x, T* values, int64_t* indic
       if (use_heap) {  // keep the k best seen; the heap's top is the worst of them
         for (int64_t j = 0; j < k; ++j) items[j] = make(static_cast<C>(in[j * inner]), j);
         std::make_heap(items.begin(), items.end(), better);
-        for (int64_t j = k; j < n; ++j) {
-          const Item item = make(static_cast<C>(in[j * inner]), j);
-          if (!better(item, items[0])) continue;
-          std::pop_heap(items.begin(), items.end(), better);
-          items[k - 1] = item;
-          std::push_heap(items.begin(), items.end(), better);
+        // a block of values is looked at one by one only when one of them may beat the worst
+        // kept (`may_beat` is a superset of `better`: equal values come later, so they lose)
+        C worst = static_cast<C>(in[position(items[0]) * inner]);
+        auto may_beat = [largest](C v, C w) {
+          if (largest) return (v > w) | (is_nan(v) & !is_nan(w));
+          return (v < w) | (!is_nan(v) & is_nan(w));
+        };
+        for (int64_t j0 = k; j0 < n; j0 += kTopkBlock) {
+          const int64_t j1 = std::min(n, j0 + kTopkBlock);
+          bool any = false;
+          for (int64_t j = j0; j < j1; ++j) any |= may_beat(static_cast<C>(in[j * inner]), worst);
+          if (!any) continue;
+          for (int64_t j = j0; j < j1; ++j) {
+            const Item item = make(static_cast<C>(in[j * inner]), j);
+            if (!better(item, items[0])) continue;
+            std::pop_heap(items.begin(), items.end(), better);
+            items[k - 1] = item;
+            std::push_heap(items.begin(), items.end(), better);
+          }
+          worst = static_cast<C>(in[position(items[0]) * inner]);
         }
         std::sort_heap(items.begin(), items.end(), better);
       } else {
@@ -247,8 +273,9 @@ void sort_kernel(const Call& call) {
   if (l.count() * l.n == 0) return;
   visit<Dtypes::all>(call.input(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    sort_lines<T>(l, static_cast<const T*>(call.input(0).data), static_cast<T*>(call.output(0).data),
-                  static_cast<int64_t*>(call.output(1).data), descending);
+    sort_lines<T>(l, static_cast<const T*>(call.input(0).data),
+                  static_cast<T*>(call.output(0).data), static_cast<int64_t*>(call.output(1).data),
+                  descending);
   });
 }
 

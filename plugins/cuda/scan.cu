@@ -94,7 +94,7 @@ void scan_kernel(const Call& call) {
   if (x.dtype != out.dtype || x.ndim != out.ndim || !sdk::is_contiguous(x) ||
       !sdk::is_contiguous(out) || dim < 0 || dim >= std::max<int64_t>(x.ndim, 1)) {
     throw std::invalid_argument(std::string(name) + ": x and out must be contiguous, of one dtype "
-                                "and rank, and dim in range");
+                                                    "and rank, and dim in range");
   }
   int64_t outer = 1, length = 1, inner = 1;
   for (int32_t d = 0; d < x.ndim; ++d) {
@@ -113,8 +113,8 @@ void scan_kernel(const Call& call) {
         const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outer, 65535));
         scan_lines<T, Product><<<blocks, kThreads, 0, stream>>>(outer, length, in, o);
       } else {
-        scan_columns<T, Product><<<blocks_for(outer * inner, 1), kThreads, 0, stream>>>(
-            outer, length, inner, in, o);
+        scan_columns<T, Product>
+            <<<blocks_for(outer * inner, 1), kThreads, 0, stream>>>(outer, length, inner, in, o);
       }
     }
   });

@@ -74,8 +74,8 @@ __device__ __forceinline__ int64_t line_base(int64_t line, int64_t len, int64_t 
 
 // items[line * P + j]: the key of x's element j of the line (flipped when `flip`) and j; padding.
 template <class T>
-__global__ void make_items(Lines l, int64_t p, const T* x, typename ItemOf<sdk::sort_key_t<
-                                                               acc_t<T>>>::type* items, bool flip) {
+__global__ void make_items(Lines l, int64_t p, const T* x,
+                           typename ItemOf<sdk::sort_key_t<acc_t<T>>>::type* items, bool flip) {
   using Item = typename ItemOf<sdk::sort_key_t<acc_t<T>>>::type;
   const int64_t total = l.count() * p;
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
@@ -160,7 +160,7 @@ Lines check_lines(const Call& call, const char* name, int64_t dim, int64_t out_n
   if (values.dtype != x.dtype || indices.dtype != KILN_I64 || !sdk::is_contiguous(x) ||
       !sdk::is_contiguous(values) || !sdk::is_contiguous(indices) || dim < 0 || dim >= x.ndim) {
     throw std::invalid_argument(std::string(name) + ": expected contiguous x, values of its dtype "
-                                "and int64 indices, and dim in range");
+                                                    "and int64 indices, and dim in range");
   }
   Lines l;
   for (int32_t d = 0; d < x.ndim; ++d) {
@@ -172,7 +172,7 @@ Lines check_lines(const Call& call, const char* name, int64_t dim, int64_t out_n
   }
   if (l.n > static_cast<int64_t>(0xffffffffu)) {
     throw std::length_error(std::string(name) + ": lines of 2^32 elements or more along dim are "
-                            "not supported on cuda");
+                                                "not supported on cuda");
   }
   return l;
 }
@@ -193,22 +193,25 @@ void sort_lines(const Call& call, const Lines& l, int64_t keep, bool flip) {
     }
     DeviceBuffer buffer(x.device.index, static_cast<size_t>(count) * sizeof(Item));
     Item* items = static_cast<Item*>(buffer.get());
-    make_items<T><<<blocks_for(count, 1), kThreads, 0, stream>>>(
-        l, p, static_cast<const T*>(x.data), items, flip);
+    make_items<T><<<blocks_for(count, 1), kThreads, 0, stream>>>(l, p,
+                                                                 static_cast<const T*>(x.data),
+                                                                 items, flip);
     KILN_CUDA_CHECK(cudaGetLastError());
     if (p <= 2048) {
       const int threads = static_cast<int>(std::min<int64_t>(std::max<int64_t>(p / 2, 1), 1024));
       for (int64_t first = 0; first < l.count(); first += 65535) {  // grid.x limit per launch
         const int64_t lines = std::min<int64_t>(l.count() - first, 65535);
-        bitonic_shared<Item><<<static_cast<unsigned>(lines), threads, p * sizeof(Item), stream>>>(
-            items + first * p, p);
+        bitonic_shared<Item>
+            <<<static_cast<unsigned>(lines), threads, p * sizeof(Item), stream>>>(items + first * p,
+                                                                                  p);
         KILN_CUDA_CHECK(cudaGetLastError());
       }
     } else {
       for (int64_t k = 2; k <= p; k <<= 1) {
         for (int64_t j = k >> 1; j > 0; j >>= 1) {
-          bitonic_step<Item><<<blocks_for(l.count() * p / 2, 1), kThreads, 0, stream>>>(
-              items, l.count(), p, k, j);
+          bitonic_step<Item><<<blocks_for(l.count() * p / 2, 1), kThreads, 0, stream>>>(items,
+                                                                                        l.count(),
+                                                                                        p, k, j);
           KILN_CUDA_CHECK(cudaGetLastError());
         }
       }

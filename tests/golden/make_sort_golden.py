@@ -7,7 +7,9 @@ reads every conformance_*_cases.txt beside conformance_cases.txt. Run with Debia
 
     /usr/bin/python3 tests/golden/make_sort_golden.py
 
-Booleans (descending, stable, largest, keepdim, ...) are ints 0/1; an einsum case's first int is
+Records are appended, not regenerated: PyTorch's threaded float reductions change the last bits
+of some outputs between runs, so a new case's records are added to the file (the mode records
+were appended that way). Booleans (descending, stable, largest, keepdim, ...) are ints 0/1; an einsum case's first int is
 the index of its equation in EINSUM_EQUATIONS, which cases_select.cpp repeats.
 """
 import importlib.util
@@ -199,6 +201,17 @@ def write_selection(w):
             w.case("unique_consecutive", "%s_%d_%d" % (dt, inv, cnt), uniq_consec, x, Int(inv),
                    Int(cnt))
     w.case("unique", "float32_empty", uniq, torch.zeros(0), Int(1), Int(1))
+
+    def mode(t, dim, keep):
+        return torch.mode(t, dim, bool(keep))
+
+    # lines under 16 elements: PyTorch's CPU sort of them is stable, so its index is the last
+    for dt in ["float32", "int64", "uint8", "bool"]:
+        x = torch.randint(0, 4, (3, 7), generator=g)
+        x = (x > 1) if dt == "bool" else x.to(DTYPES[dt])
+        for dim, keep in [(1, 0), (0, 1), (-1, 1)]:
+            w.case("mode", "%s_d%d_%d" % (dt, dim % 2, keep), mode, x, Int(dim), Int(keep))
+    w.case("mode", "float32_0dim", mode, T(1.5, "float32"), Int(0), Int(0))
 
 
 def main():

@@ -24,7 +24,10 @@ void add_selection_case(const char* name, const char* op, RunFn run) {
             .op = op,
             .gradient = true,
             .dtypes = {kFloat, kDouble, kHalf, kBFloat16, kInt, kLong, kByte},
-            .inputs = [](ScalarType d) { return Args{sample({4, 6}, d, -50, 50, 71)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({4, 6}, d, -50, 50, 71)};
+                },
             .run = run,
             .reference = ref_float64(run),
             .out_dtype = values_then_long});
@@ -40,23 +43,22 @@ void register_golden_cases() {
   add_golden("topk", "topk", [](const Args& a) {
     return pair(topk(a.t(0), a.i(0), a.i(1), a.i(2) != 0, a.i(3) != 0));
   });
-  add_golden("kthvalue", "sort", [](const Args& a) {
-    return pair(a.t(0).kthvalue(a.i(0), a.i(1), a.i(2) != 0));
-  });
+  add_golden("kthvalue", "sort",
+             [](const Args& a) { return pair(a.t(0).kthvalue(a.i(0), a.i(1), a.i(2) != 0)); });
   add_golden("median_dim", "sort",
              [](const Args& a) { return pair(median(a.t(0), a.i(0), a.i(1) != 0)); });
   add_golden("median", "sort", [](const Args& a) { return Outputs{a.t(0).median()}; });
   add_golden("nanmedian_dim", "sort",
              [](const Args& a) { return pair(a.t(0).nanmedian(a.i(0), a.i(1) != 0)); });
   add_golden("nanmedian", "sort", [](const Args& a) { return Outputs{nanmedian(a.t(0))}; });
+  add_golden("mode", "sort", [](const Args& a) { return pair(a.t(0).mode(a.i(0), a.i(1) != 0)); });
   add_golden("cummax", "cummax", [](const Args& a) { return pair(a.t(0).cummax(a.i(0))); });
   add_golden("cummin", "cummin", [](const Args& a) { return pair(cummin(a.t(0), a.i(0))); });
   add_golden("searchsorted", "sort", [](const Args& a) {
     return Outputs{searchsorted(a.t(0), a.t(1), a.i(0) != 0, a.i(1) != 0)};
   });
-  add_golden("bucketize", "sort", [](const Args& a) {
-    return Outputs{bucketize(a.t(0), a.t(1), false, a.i(0) != 0)};
-  });
+  add_golden("bucketize", "sort",
+             [](const Args& a) { return Outputs{bucketize(a.t(0), a.t(1), false, a.i(0) != 0)}; });
   add_golden("unique", "sort", [](const Args& a) {
     return triple(_unique2(a.t(0), true, a.i(0) != 0, a.i(1) != 0));
   });
@@ -99,21 +101,29 @@ void register_sort_cases() {
   RunFn composites = [](const Args& a) {
     auto [k, ki] = kthvalue(a.t(0), 2, 1);
     auto [m, mi] = median(a.t(0), 0, true);
-    return Outputs{k, ki, m, mi, median(a.t(0)), nanmedian(a.t(0))};
+    auto [o, oi] = mode(a.t(0), 1);
+    return Outputs{k, ki, m, mi, median(a.t(0)), nanmedian(a.t(0)), o, oi};
   };
   add_case({.name = "sort_composites",
             .op = "sort",
             .gradient = true,
             .dtypes = {kFloat, kDouble},
-            .inputs = [](ScalarType d) { return Args{sample({5, 6}, d, -1, 1, 73)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({5, 6}, d, -1, 1, 73)};
+                },
             .run = composites,
             .reference = ref_float64(composites),
-            .out_dtype = [](ScalarType d, size_t i) { return i == 1 || i == 3 ? kLong : d; }});
+            .out_dtype = [](ScalarType d,
+                            size_t i) { return i == 1 || i == 3 || i == 7 ? kLong : d; }});
   // a long line takes the radix path; topk's heap path needs k * 8 <= n
   add_case({.name = "sort_topk_long",
             .op = "topk",
             .dtypes = {kFloat, kDouble, kHalf, kInt, kLong, kShort},
-            .inputs = [](ScalarType d) { return Args{sample({3, 1000}, d, -200, 200, 72)}; },
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({3, 1000}, d, -200, 200, 72)};
+                },
             .run =
                 [](const Args& a) {
                   auto [v, i] = sort(a.t(0), 1, true);

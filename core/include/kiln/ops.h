@@ -341,7 +341,8 @@ KILN_API Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
 // ---- Issue 15: sorting and selection (sort.cpp, sort_select.cpp) ----
 // Values sorted along dim (ascending unless descending) and the int64 indices they came from.
 // NaN sorts above +inf, -0.0 equals 0.0, and ties keep their order (always stable).
-KILN_API std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+KILN_API std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1,
+                                         bool descending = false);
 KILN_API std::tuple<Tensor, Tensor> sort(const Tensor& x, std::optional<bool> stable,
                                          int64_t dim = -1, bool descending = false);
 KILN_API Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
@@ -360,6 +361,8 @@ KILN_API Tensor median(const Tensor& x);
 KILN_API std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
 KILN_API Tensor nanmedian(const Tensor& x);
 KILN_API std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim = false);
+// The most frequent value along dim (the smallest when tied) and the last index where it occurs.
+KILN_API std::tuple<Tensor, Tensor> mode(const Tensor& x, int64_t dim = -1, bool keepdim = false);
 // Running maximum (minimum) along dim and the index where it was last reached; NaN sticks.
 KILN_API std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);
 KILN_API std::tuple<Tensor, Tensor> cummin(const Tensor& x, int64_t dim);
@@ -406,7 +409,7 @@ KILN_API Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, co
 KILN_API Tensor take(const Tensor& x, const Tensor& index);
 // gather along dim with indices broadcast to x (the flattened x when dim is absent).
 KILN_API Tensor take_along_dim(const Tensor& x, const Tensor& indices,
-                              std::optional<int64_t> dim = std::nullopt);
+                               std::optional<int64_t> dim = std::nullopt);
 // How many elements are nonzero, over dims (all when none given); int64.
 KILN_API Tensor count_nonzero(const Tensor& x, std::optional<int64_t> dim = std::nullopt);
 KILN_API Tensor count_nonzero(const Tensor& x, IntArrayRef dims);

@@ -347,6 +347,7 @@ class KILN_API Tensor {
   std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
   Tensor nanmedian() const;
   std::tuple<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> mode(int64_t dim = -1, bool keepdim = false) const;
   std::tuple<Tensor, Tensor> cummax(int64_t dim) const;
   std::tuple<Tensor, Tensor> cummin(int64_t dim) const;
   // Issue 15: selection, diagonals and products (kiln/ops.h has each contract).

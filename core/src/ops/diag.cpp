@@ -47,9 +47,9 @@ Tensor diagonal_backend(const DiagonalOp& op, const Tensor& x, int64_t offset, i
 
 }  // namespace
 
-DiagonalOp diagonal_op("diagonal",
-                       "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
-                       diagonal_backend, false);
+DiagonalOp diagonal_op(
+    "diagonal", "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+    diagonal_backend, false);
 
 // Matrices [..., rows, cols] (as a flat last dim) with v's last dim on the diagonal starting at
 // (row0, col0): index_add, so that it differentiates again (its gradient is index_select).
@@ -81,15 +81,16 @@ Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   KILN_CHECK_VALUE(d1 != d2, "diag_embed(): diagonal dimensions cannot be identical ", dim1, ", ",
                    dim2);
   int64_t m = x.sizes().back() + (offset < 0 ? -offset : offset);
-  Tensor square = detail::embed_diagonal(x, m, m, offset < 0 ? -offset : 0, offset > 0 ? offset : 0);
+  Tensor square =
+      detail::embed_diagonal(x, m, m, offset < 0 ? -offset : 0, offset > 0 ? offset : 0);
   // square is [..., m (d1), m (d2)]: move its last two dims to d1 and d2
   if (d1 < d2) return movedim(square, {-2, -1}, {d1, d2});
   return movedim(square, {-1, -2}, {d2, d1});
 }
 
 Tensor diag(const Tensor& x, int64_t diagonal) {
-  KILN_CHECK_VALUE(x.dim() == 1 || x.dim() == 2, "diag(): Supports 1D or 2D tensors. Got ",
-                   x.dim(), "D (input ", x.sizes(), ")");
+  KILN_CHECK_VALUE(x.dim() == 1 || x.dim() == 2, "diag(): Supports 1D or 2D tensors. Got ", x.dim(),
+                   "D (input ", x.sizes(), ")");
   if (x.dim() == 1) return diag_embed(x, diagonal, 0, 1);
   return kiln::diagonal(x, diagonal, 0, 1).clone();
 }

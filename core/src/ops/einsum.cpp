@@ -114,8 +114,8 @@ Tensor einsum(std::string_view equation, TensorList tensors) {
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  KILN_CHECK_VALUE(terms.size() == tensors.size(), "einsum(): ",
-                   terms.size() > tensors.size() ? "fewer" : "more",
+  KILN_CHECK_VALUE(terms.size() == tensors.size(),
+                   "einsum(): ", terms.size() > tensors.size() ? "fewer" : "more",
                    " operands were provided than specified in the equation '", equation, "' (",
                    tensors.size(), " operands, ", terms.size(), " subscripts)");
   KILN_CHECK_VALUE(!tensors.empty(), "einsum(): must provide at least one operand");
@@ -128,8 +128,8 @@ Tensor einsum(std::string_view equation, TensorList tensors) {
     bool fits = terms[i].ellipsis_at >= 0 ? ndim >= labelled : ndim == labelled;
     KILN_CHECK_VALUE(fits, "einsum(): the number of subscripts in the equation (", labelled,
                      ") does not match the number of dimensions (", ndim, ") for operand ", i,
-                     terms[i].ellipsis_at >= 0 ? " and no ellipsis was given" : "",
-                     " (equation '", equation, "')");
+                     terms[i].ellipsis_at >= 0 ? " and no ellipsis was given" : "", " (equation '",
+                     equation, "')");
     if (terms[i].ellipsis_at >= 0) ell_rank = std::max(ell_rank, ndim - labelled);
     for (int l : terms[i].labels) ++count[l];
   }
@@ -141,8 +141,8 @@ Tensor einsum(std::string_view equation, TensorList tensors) {
     for (int l : out.labels) {
       KILN_CHECK_VALUE(!seen[l], "einsum(): output subscript ", equation.substr(arrow + 2),
                        " appears more than once in the output");
-      KILN_CHECK_VALUE(count[l] > 0, "einsum(): output subscript ", static_cast<char>(
-                           l < 26 ? 'A' + l : 'a' + l - 26),
+      KILN_CHECK_VALUE(count[l] > 0, "einsum(): output subscript ",
+                       static_cast<char>(l < 26 ? 'A' + l : 'a' + l - 26),
                        " does not appear in the equation for any input operand");
       seen[l] = true;
     }

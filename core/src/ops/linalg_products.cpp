@@ -45,8 +45,8 @@ Tensor addmv_composite(const AddmmOp& op, const Tensor& self, const Tensor& mat,
   return scaled_sum(op.name(), self, mv(mat, vec), beta, alpha);
 }
 
-Tensor addr_composite(const AddmmOp& op, const Tensor& self, const Tensor& vec1,
-                      const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
+Tensor addr_composite(const AddmmOp& op, const Tensor& self, const Tensor& vec1, const Tensor& vec2,
+                      const Scalar& beta, const Scalar& alpha) {
   check_rank(op.name(), vec1, 1, "vec1");
   check_rank(op.name(), vec2, 1, "vec2");
   return scaled_sum(op.name(), self, outer(vec1, vec2), beta, alpha);

@@ -156,8 +156,8 @@ Tensor combinations(const Tensor& x, int64_t r, bool with_replacement) {
   std::vector<Tensor> grids = meshgrid(copies, "ij");
   Tensor keep = ones(grids[0].sizes(), TensorOptions().dtype(kBool).device(x.device()));
   for (int64_t i = 1; i < r; ++i) {
-    keep = logical_and(keep, with_replacement ? le(grids[i - 1], grids[i]) : lt(grids[i - 1],
-                                                                                  grids[i]));
+    keep = logical_and(keep,
+                       with_replacement ? le(grids[i - 1], grids[i]) : lt(grids[i - 1], grids[i]));
   }
   std::vector<Tensor> columns;
   for (const Tensor& g : grids) columns.push_back(x.index_select(0, g.index({keep})));
@@ -179,8 +179,10 @@ Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
     length = std::max(length, amax(x).item<int64_t>() + 1);
   }
   Tensor idx = x.to(kLong);
-  if (!weights.defined()) return index_add(zeros({length}, long_options(x)), 0, idx, ones_like(idx));
-  ScalarType t = weights.dtype() == kFloat || weights.dtype() == kDouble ? weights.dtype() : kDouble;
+  if (!weights.defined())
+    return index_add(zeros({length}, long_options(x)), 0, idx, ones_like(idx));
+  ScalarType t = weights.dtype() == kFloat || weights.dtype() == kDouble ? weights.dtype()
+                                                                         : kDouble;
   Tensor w = weights.to(t);
   return index_add(zeros({length}, w.options()), 0, idx, w);
 }

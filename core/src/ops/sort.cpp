@@ -51,9 +51,9 @@ std::tuple<Tensor, Tensor> topk_backend(const TopkOp& op, const Tensor& x, int64
   Tensor indices = empty_tensor(sizes, kLong, x.device());
   if (values.numel() == 0) return {values, indices};
   Tensor in = x.contiguous();
-  run_kernel(op, {&in}, {&values, &indices},
-             Attrs().i64("k", k).i64("dim", dim).boolean("largest", largest).boolean("sorted",
-                                                                                     sorted));
+  run_kernel(
+      op, {&in}, {&values, &indices},
+      Attrs().i64("k", k).i64("dim", dim).boolean("largest", largest).boolean("sorted", sorted));
   return {values, indices};
 }
 
@@ -97,8 +97,12 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool la
                                 bool sorted) {
   return detail::topk_op(x, k, dim, largest, sorted);
 }
-std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) { return detail::cummax_op(x, dim); }
-std::tuple<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) { return detail::cummin_op(x, dim); }
+std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim) {
+  return detail::cummax_op(x, dim);
+}
+std::tuple<Tensor, Tensor> cummin(const Tensor& x, int64_t dim) {
+  return detail::cummin_op(x, dim);
+}
 
 std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const {
   return kiln::sort(*this, dim, descending);

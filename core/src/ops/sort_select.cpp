@@ -100,6 +100,27 @@ std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim)
   return median_along("nanmedian", x, dim, keepdim, true);
 }
 
+// The most frequent value of each line (the smallest of those tied) and the last index where it
+// occurs: runs of equal values in sorted order, each position counting its run so far.
+std::tuple<Tensor, Tensor> mode(const Tensor& x, int64_t dim, bool keepdim) {
+  dim = detail::wrap_dim(dim, x.dim(), "mode");
+  if (x.dim() == 0) return {x.clone(), zeros({}, TensorOptions().dtype(kLong).device(x.device()))};
+  int64_t n = x.sizes()[dim];
+  KILN_CHECK_INDEX(n > 0, "mode(): Expected reduction dim ", dim, " to have non-zero size ",
+                   "(input ", x.sizes(), " on ", x.device(), ")");
+  auto [s, order] = sort(x.detach(), /*stable=*/true, dim, /*descending=*/false);
+  DimVector shape(x.dim(), 1);
+  shape[dim] = n;
+  Tensor positions =
+      arange(n, TensorOptions().dtype(kLong).device(x.device())).view(shape).expand(x.sizes());
+  Tensor first = ones(keep_sizes(x, dim), TensorOptions().dtype(kBool).device(x.device()));
+  Tensor is_new = cat({first, ne(s.narrow(dim, 1, n - 1), s.narrow(dim, 0, n - 1))}, dim);
+  Tensor start = std::get<0>(cummax(where(is_new, positions, 0), dim));
+  Tensor count = positions - start + 1;
+  Tensor best = std::get<1>(max(count, dim, /*keepdim=*/true));  // the first largest count
+  return pick_sorted(x, order, dim, best, keepdim);
+}
+
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right,
                     std::optional<std::string_view> side, const Tensor& sorter) {
   const char* op = "searchsorted";
@@ -133,7 +154,8 @@ Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_
   ScalarType common = promote_types(seq.dtype(), self.dtype());
   Tensor b = seq.to(common), v = self.to(common);
   // boundaries [..., 1, m] against values [..., k, 1]: how many lie below (or not above) each
-  Tensor below = right ? le(b.unsqueeze(-2), v.unsqueeze(-1)) : lt(b.unsqueeze(-2), v.unsqueeze(-1));
+  Tensor below = right ? le(b.unsqueeze(-2), v.unsqueeze(-1))
+                       : lt(b.unsqueeze(-2), v.unsqueeze(-1));
   if (one_d) below = right ? le(b, v.unsqueeze(-1)) : lt(b, v.unsqueeze(-1));
   Tensor count = sum(below, {-1});
   return out_int32 ? count.to(kInt) : count;
@@ -162,8 +184,8 @@ std::tuple<Tensor, Tensor, Tensor> runs_of(const Tensor& s, const Tensor& is_new
   Tensor values = s.index({is_new});
   Tensor run = cumsum(is_new, 0) - 1;
   Tensor starts = nonzero(is_new).reshape({-1});
-  Tensor ends = cat({starts.narrow(0, 1, starts.numel() - 1), full_long({1}, s.numel(),
-                                                                         s.device())});
+  Tensor ends =
+      cat({starts.narrow(0, 1, starts.numel() - 1), full_long({1}, s.numel(), s.device())});
   return {values, run, ends - starts};
 }
 
@@ -179,9 +201,9 @@ Tensor empty_long(Device device) { return zeros({0}, TensorOptions().dtype(kLong
 std::tuple<Tensor, Tensor, Tensor> _unique2(const Tensor& self, bool /*sorted*/,
                                             bool return_inverse, bool return_counts) {
   Tensor x = self.detach().reshape({-1});
-  Tensor inverse = return_inverse ? zeros(self.sizes(), TensorOptions().dtype(kLong).device(
-                                                            self.device()))
-                                  : empty_long(self.device());
+  Tensor inverse = return_inverse
+                       ? zeros(self.sizes(), TensorOptions().dtype(kLong).device(self.device()))
+                       : empty_long(self.device());
   if (x.numel() == 0) return {x.clone(), inverse, empty_long(self.device())};
   auto [s, order] = sort(x, /*stable=*/true, 0, false);
   auto [values, run, counts] = runs_of(s, first_of_runs(s));
@@ -199,9 +221,9 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self, bool r
              "; flatten or loop over the other dimensions");
   Tensor x = self.detach().reshape({-1});
   if (x.numel() == 0) {
-    Tensor inverse = return_inverse ? zeros(self.sizes(), TensorOptions().dtype(kLong).device(
-                                                              self.device()))
-                                    : empty_long(self.device());
+    Tensor inverse = return_inverse
+                         ? zeros(self.sizes(), TensorOptions().dtype(kLong).device(self.device()))
+                         : empty_long(self.device());
     return {x.clone(), inverse, empty_long(self.device())};
   }
   auto [values, run, counts] = runs_of(x, first_of_runs(x));
@@ -221,6 +243,9 @@ std::tuple<Tensor, Tensor> Tensor::median(int64_t dim, bool keepdim) const {
   return kiln::median(*this, dim, keepdim);
 }
 Tensor Tensor::nanmedian() const { return kiln::nanmedian(*this); }
+std::tuple<Tensor, Tensor> Tensor::mode(int64_t dim, bool keepdim) const {
+  return kiln::mode(*this, dim, keepdim);
+}
 std::tuple<Tensor, Tensor> Tensor::nanmedian(int64_t dim, bool keepdim) const {
   return kiln::nanmedian(*this, dim, keepdim);
 }
