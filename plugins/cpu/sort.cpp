@@ -208,8 +208,9 @@ void topk_lines(const Lines& l, int64_t k, const T* x, T* values, int64_t* indic
         // kept (`may_beat` is a superset of `better`: equal values come later, so they lose)
         C worst = static_cast<C>(in[position(items[0]) * inner]);
         auto may_beat = [largest](C v, C w) {
-          if (largest) return (v > w) | (is_nan(v) & !is_nan(w));
-          return (v < w) | (!is_nan(v) & is_nan(w));
+          const bool v_nan = is_nan(v), w_nan = is_nan(w);  // no && and ||: see reduce_arg.cpp
+          if (largest) return (v > w) | (v_nan & !w_nan);
+          return (v < w) | (!v_nan & w_nan);
         };
         for (int64_t j0 = k; j0 < n; j0 += kTopkBlock) {
           const int64_t j1 = std::min(n, j0 + kTopkBlock);
