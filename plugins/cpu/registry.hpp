@@ -29,5 +29,6 @@ void register_scan(KernelTable& table);        // scan.cpp
 void register_resample(KernelTable& table);    // resample.cpp
 void register_pool(KernelTable& table);        // pool.cpp
 void register_attention(KernelTable& table);   // attention.cpp
+void register_sort(KernelTable& table);        // sort.cpp
 
 }  // namespace kiln::cpu

@@ -76,5 +76,7 @@ void register_random(KernelTable& table);       // random.cu
 void register_index(KernelTable& table);        // index.cu
 void register_matmul(KernelTable& table);       // matmul.cu
 void register_resample(KernelTable& table);     // resample.cu
+void register_sort(KernelTable& table);         // sort.cu
+void register_scan(KernelTable& table);         // scan.cu
 
 }  // namespace kiln::cuda

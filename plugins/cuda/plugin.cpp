@@ -77,6 +77,8 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
     cuda::register_index(table);
     cuda::register_matmul(table);
     cuda::register_resample(table);
+    cuda::register_sort(table);
+    cuda::register_scan(table);
     if (table.status() != 0) return table.status();
     kiln::sdk::log(KILN_LOG_DEBUG,
                    "cuda: registered " + std::to_string(table.count()) + " kernels");

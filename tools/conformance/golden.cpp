@@ -1,7 +1,9 @@
 // Reads tests/golden/conformance_cases.txt (format: make_conformance_golden.py's docstring).
 #include "golden.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -110,15 +112,35 @@ std::vector<GoldenRecord> load(const std::string& path) {
 
 }  // namespace
 
-std::string golden_file() {
+std::string golden_dir() {
   if (const char* dir = std::getenv("KILN_GOLDEN_DIR"); dir != nullptr && *dir != '\0') {
-    return std::string(dir) + "/conformance_cases.txt";
+    return dir;
   }
-  return std::string(KILN_GOLDEN_DIR) + "/conformance_cases.txt";
+  return KILN_GOLDEN_DIR;
 }
 
+std::string golden_file() { return golden_dir() + "/conformance_cases.txt"; }
+
+// conformance_cases.txt, then the other conformance_*_cases.txt files in name order (families
+// that write their records with their own script, such as make_sort_golden.py).
 const std::vector<GoldenRecord>& golden_records() {
-  static const std::vector<GoldenRecord> records = load(golden_file());
+  static const std::vector<GoldenRecord> records = [] {
+    std::vector<GoldenRecord> all = load(golden_file());
+    std::vector<std::string> more;
+    for (const auto& entry : std::filesystem::directory_iterator(golden_dir())) {
+      std::string name = entry.path().filename().string();
+      if (name != "conformance_cases.txt" && name.starts_with("conformance_") &&
+          name.ends_with("_cases.txt")) {
+        more.push_back(entry.path().string());
+      }
+    }
+    std::sort(more.begin(), more.end());
+    for (const std::string& path : more) {
+      std::vector<GoldenRecord> records = load(path);
+      all.insert(all.end(), records.begin(), records.end());
+    }
+    return all;
+  }();
   return records;
 }
 

@@ -65,6 +65,8 @@ const std::vector<Case>& all_cases() {
     register_scan_cases();
     register_resample_cases();
     register_attention_cases();
+    register_sort_cases();
+    register_select_cases();
     return true;
   }();
   (void)built;

@@ -338,4 +338,123 @@ KILN_API Tensor upsample_bilinear2d(const Tensor& input, IntArrayRef output_size
 KILN_API Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
 KILN_API Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
 
+// ---- Issue 15: sorting and selection (sort.cpp, sort_select.cpp) ----
+// Values sorted along dim (ascending unless descending) and the int64 indices they came from.
+// NaN sorts above +inf, -0.0 equals 0.0, and ties keep their order (always stable).
+KILN_API std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1,
+                                         bool descending = false);
+KILN_API std::tuple<Tensor, Tensor> sort(const Tensor& x, std::optional<bool> stable,
+                                         int64_t dim = -1, bool descending = false);
+KILN_API Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+KILN_API Tensor argsort(const Tensor& x, bool stable, int64_t dim = -1, bool descending = false);
+KILN_API Tensor msort(const Tensor& x);  // sort along dim 0, values only
+// The k largest (smallest unless largest) elements along dim and their indices, sorted from
+// the most extreme; 0 <= k <= size(dim). Ties go to the lower index.
+KILN_API std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1,
+                                         bool largest = true, bool sorted = true);
+// The k-th smallest element along dim (1 <= k <= size) and its index.
+KILN_API std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim = -1,
+                                             bool keepdim = false);
+// The lower median (element (n - 1) / 2 in sorted order) of all elements, or along dim with its
+// index; NaN when there is one (at the first NaN). nanmedian ignores NaN.
+KILN_API Tensor median(const Tensor& x);
+KILN_API std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
+KILN_API Tensor nanmedian(const Tensor& x);
+KILN_API std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, int64_t dim, bool keepdim = false);
+// The most frequent value along dim (the smallest when tied) and the last index where it occurs.
+KILN_API std::tuple<Tensor, Tensor> mode(const Tensor& x, int64_t dim = -1, bool keepdim = false);
+// Running maximum (minimum) along dim and the index where it was last reached; NaN sticks.
+KILN_API std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);
+KILN_API std::tuple<Tensor, Tensor> cummin(const Tensor& x, int64_t dim);
+// For each value, the index in the last dim of sorted_sequence (1-D, or matching self's leading
+// dims) where it would be inserted to keep it sorted: before equal values, or after them when
+// right (side "right"); sorter: the indices that sort sorted_sequence. int64 (int32 if asked).
+KILN_API Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self,
+                             bool out_int32 = false, bool right = false,
+                             std::optional<std::string_view> side = std::nullopt,
+                             const Tensor& sorter = {});
+KILN_API Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& self,
+                             bool out_int32 = false, bool right = false,
+                             std::optional<std::string_view> side = std::nullopt,
+                             const Tensor& sorter = {});
+// searchsorted(boundaries, self, out_int32, right) for 1-D boundaries.
+KILN_API Tensor bucketize(const Tensor& self, const Tensor& boundaries, bool out_int32 = false,
+                          bool right = false);
+KILN_API Tensor bucketize(const Scalar& self, const Tensor& boundaries, bool out_int32 = false,
+                          bool right = false);
+// The sorted distinct elements of the flattened input; with return_inverse, each element's
+// index in them (input's shape); with return_counts, how often each occurs (empty otherwise).
+KILN_API std::tuple<Tensor, Tensor, Tensor> _unique2(const Tensor& self, bool sorted = true,
+                                                     bool return_inverse = false,
+                                                     bool return_counts = false);
+// The same for runs of equal consecutive elements (dim: only for 1-D inputs).
+KILN_API std::tuple<Tensor, Tensor, Tensor> unique_consecutive(
+    const Tensor& self, bool return_inverse = false, bool return_counts = false,
+    std::optional<int64_t> dim = std::nullopt);
+
+// ---- Issue 15: selection, diagonals, products and einsum (select_ops.cpp, diag.cpp,
+// linalg_products.cpp, einsum.cpp; composites) ----
+// Grids over the inputs (1-D or 0-D each): indexing "ij" makes output i vary along dim i, "xy"
+// swaps the first two dims. Without indexing, "ij" with libtorch's warning (once).
+KILN_API std::vector<Tensor> meshgrid(TensorList tensors);
+KILN_API std::vector<Tensor> meshgrid(TensorList tensors, std::string_view indexing);
+// The elements of x where mask (bool, broadcast with x) is true, as a 1-D tensor.
+KILN_API Tensor masked_select(const Tensor& x, const Tensor& mask);
+// x with source's elements, in order, written where mask (broadcast to x) is true.
+KILN_API Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source);
+// x with the slices at `index` (1-D int64) along dim set to value (a number or 0-dim tensor).
+KILN_API Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& value);
+KILN_API Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& value);
+// The elements of the flattened x at index (any shape; negative counts from the end).
+KILN_API Tensor take(const Tensor& x, const Tensor& index);
+// gather along dim with indices broadcast to x (the flattened x when dim is absent).
+KILN_API Tensor take_along_dim(const Tensor& x, const Tensor& indices,
+                               std::optional<int64_t> dim = std::nullopt);
+// How many elements are nonzero, over dims (all when none given); int64.
+KILN_API Tensor count_nonzero(const Tensor& x, std::optional<int64_t> dim = std::nullopt);
+KILN_API Tensor count_nonzero(const Tensor& x, IntArrayRef dims);
+// A view of the diagonal `offset` (above the main one when positive) of the plane (dim1, dim2),
+// as the last dim.
+KILN_API Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+// 1-D x: the square matrix with x on diagonal `diagonal`; 2-D x: that diagonal, as a copy.
+KILN_API Tensor diag(const Tensor& x, int64_t diagonal = 0);
+// Matrices in the plane (dim1, dim2) of the output whose diagonal `offset` is x's last dim.
+KILN_API Tensor diag_embed(const Tensor& x, int64_t offset = 0, int64_t dim1 = -2,
+                           int64_t dim2 = -1);
+KILN_API Tensor trace(const Tensor& x);  // sum of the main diagonal of a 2-D x
+// Products: conj(a).b of vectors (real: dot); matrix [n, m] by vector [m]; a b^T of vectors.
+KILN_API Tensor vdot(const Tensor& a, const Tensor& b);
+KILN_API Tensor mv(const Tensor& mat, const Tensor& vec);
+KILN_API Tensor outer(const Tensor& a, const Tensor& b);
+KILN_API Tensor ger(const Tensor& a, const Tensor& b);  // outer
+// beta * self + alpha * product, self broadcast to the product's shape: mat @ vec (addmv),
+// outer(vec1, vec2) (addr), batch1[i] @ batch2[i] (baddbmm) or its sum over i (addbmm). With
+// beta = 0, self is ignored (NaN in it does not propagate).
+KILN_API Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec,
+                      const Scalar& beta = 1, const Scalar& alpha = 1);
+KILN_API Tensor addr(const Tensor& self, const Tensor& vec1, const Tensor& vec2,
+                     const Scalar& beta = 1, const Scalar& alpha = 1);
+KILN_API Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+                        const Scalar& beta = 1, const Scalar& alpha = 1);
+KILN_API Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+                       const Scalar& beta = 1, const Scalar& alpha = 1);
+// The cross product of 3-vectors along dim (the first dim of size 3 when absent, as
+// torch.cross), a and b broadcast.
+KILN_API Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = std::nullopt);
+// Einstein summation: "ij,jk->ik", implicit outputs ("ij,jk"), "..." for broadcast dims,
+// repeated indices in one operand for diagonals ("ii->i", "ii"). Lowered to permute, reshape,
+// diagonal, sum and bmm.
+KILN_API Tensor einsum(std::string_view equation, TensorList tensors);
+// The Cartesian product of 1-D tensors as rows [n1 * n2 * ..., count]; the r-element
+// combinations of a 1-D x's elements (with repeats when with_replacement), in order.
+KILN_API Tensor cartesian_prod(TensorList tensors);
+KILN_API Tensor combinations(const Tensor& x, int64_t r = 2, bool with_replacement = false);
+// How often each value 0..max occurs in a 1-D non-negative integer x (weights summed instead
+// when given), at least minlength bins; int64, or weights' dtype (float64 for integers).
+KILN_API Tensor bincount(const Tensor& x, const Tensor& weights = {}, int64_t minlength = 0);
+// A histogram of x with `bins` equal bins over [min, max] (x's own range when both are 0);
+// values outside are ignored. x's floating dtype.
+KILN_API Tensor histc(const Tensor& x, int64_t bins = 100, const Scalar& min = 0,
+                      const Scalar& max = 0);
+
 }  // namespace kiln

@@ -13,8 +13,11 @@ const std::vector<PolicyEntry>& cpu_policy_table() {
       {"addmm", P::lower_precision},
       {"linear", P::lower_precision},
       {"conv2d", P::lower_precision},
+      {"baddbmm", P::lower_precision},
+      {"addbmm", P::lower_precision},
       // numerically sensitive: float32
       {"prod", P::fp32},
+      {"trace", P::fp32},
       {"mse_loss", P::fp32},
       {"nll_loss", P::fp32},
       {"cross_entropy", P::fp32},

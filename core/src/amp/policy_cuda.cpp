@@ -14,6 +14,11 @@ const std::vector<PolicyEntry>& cuda_policy_table() {
       {"addmm", P::lower_precision},
       {"linear", P::lower_precision},
       {"conv2d", P::lower_precision},
+      {"mv", P::lower_precision},
+      {"addmv", P::lower_precision},
+      {"addr", P::lower_precision},
+      {"baddbmm", P::lower_precision},
+      {"addbmm", P::lower_precision},
       // numerically sensitive: float32 (and exp, log, log1p, expm1, rsqrt, pow: kFp32OffCpu in
       // their declarations, core/src/ops/unary.cpp and binary.cpp)
       {"softplus", P::fp32},
