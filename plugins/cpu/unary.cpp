@@ -2,6 +2,8 @@
 #include "loops.hpp"
 #include "registry.hpp"
 
+#include <utility>
+
 namespace kiln::cpu {
 namespace {
 
@@ -29,6 +31,24 @@ void param_kernel(const Call& call) {
     using C = compute_t<T>;
     const Op<C> f{pw::clamp_bound<C>(call.has_attr(0) ? &call.attr(0) : nullptr, C(0))};
     map<T, T>(f, call.output(0), {&call.input(0)}, kGrainHeavy);
+  });
+}
+
+// The functor Op<C> with its parameters from the attributes 0 .. N - 1.
+template <class F, class C, size_t... I>
+F with_params(const Call& call, std::index_sequence<I...>) {
+  return F{pw::clamp_bound<C>(call.has_attr(I) ? &call.attr(I) : nullptr, C(0))...};
+}
+
+// out = Op<C>{params...}(x), N parameters (elu: alpha, scale, input_scale; threshold: threshold,
+// value).
+template <template <class> class Op, size_t N, int64_t Grain = kGrainHeavy>
+void params_kernel(const Call& call) {
+  visit<Op<float>::dtypes>(call.input(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const auto f = with_params<Op<C>, C>(call, std::make_index_sequence<N>{});
+    map<T, T>(f, call.output(0), {&call.input(0)}, Grain);
   });
 }
 
@@ -78,6 +98,10 @@ void register_unary(KernelTable& table) {
   table.add("erfinv", kernel<unary_kernel<pw::Erfinv, kGrainHeavy>>);
   table.add("silu", kernel<unary_kernel<pw::Silu, kGrainHeavy>>);
   table.add("mish", kernel<unary_kernel<pw::Mish, kGrainHeavy>>);
+  table.add("elu", kernel<params_kernel<pw::Elu, 3>>);
+  table.add("threshold", kernel<params_kernel<pw::Threshold, 2, kGrain>>);
+  table.add("hardswish", kernel<unary_kernel<pw::Hardswish>>);
+  table.add("hardsigmoid", kernel<unary_kernel<pw::Hardsigmoid>>);
 }
 
 }  // namespace kiln::cpu

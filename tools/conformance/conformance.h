@@ -124,6 +124,7 @@ void register_random_cases();
 void register_rearrange_cases();
 void register_scan_cases();
 void register_resample_cases();
+void register_activation_cases();
 
 // The `gradient` argument of the family helpers (cases_*.cpp), at their call sites.
 constexpr bool kGradient = true;

@@ -1,4 +1,5 @@
-// Reads tests/golden/conformance_cases.txt (format: make_conformance_golden.py's docstring).
+// Reads tests/golden/conformance_cases.txt and conformance_activation_cases.txt (format:
+// make_conformance_golden.py's docstring).
 #include "golden.h"
 
 #include <cstdlib>
@@ -108,17 +109,28 @@ std::vector<GoldenRecord> load(const std::string& path) {
   return records;
 }
 
-}  // namespace
-
-std::string golden_file() {
+std::string golden_dir() {
   if (const char* dir = std::getenv("KILN_GOLDEN_DIR"); dir != nullptr && *dir != '\0') {
-    return std::string(dir) + "/conformance_cases.txt";
+    return dir;
   }
-  return std::string(KILN_GOLDEN_DIR) + "/conformance_cases.txt";
+  return KILN_GOLDEN_DIR;
 }
 
+}  // namespace
+
+std::string golden_file() { return golden_dir() + "/conformance_cases.txt"; }
+
+// conformance_cases.txt, then the files that later scripts wrote beside it (each script its own
+// file, so that none regenerates another's records).
 const std::vector<GoldenRecord>& golden_records() {
-  static const std::vector<GoldenRecord> records = load(golden_file());
+  static const std::vector<GoldenRecord> records = [] {
+    std::vector<GoldenRecord> all = load(golden_file());
+    for (const char* name : {"conformance_activation_cases.txt"}) {
+      std::vector<GoldenRecord> more = load(golden_dir() + "/" + name);
+      all.insert(all.end(), more.begin(), more.end());
+    }
+    return all;
+  }();
   return records;
 }
 
