@@ -1,4 +1,5 @@
 // Unary elementwise kernels: the functors of kiln/sdk/pointwise.hpp over the loops of loops.hpp.
+#include "arith.hpp"
 #include "loops.hpp"
 #include "registry.hpp"
 
@@ -34,10 +35,12 @@ void param_kernel(const Call& call) {
   });
 }
 
-// The functor Op<C> with its parameters from the attributes 0 .. N - 1.
-template <class F, class C, size_t... I>
+// The functor F with its parameters from the scalar attributes 0 .. N - 1, converted to the
+// compute type of T as PyTorch converts a Scalar (integers wrap: threshold's value -1 is 255 in
+// uint8).
+template <class F, class T, size_t... I>
 F with_params(const Call& call, std::index_sequence<I...>) {
-  return F{pw::clamp_bound<C>(call.has_attr(I) ? &call.attr(I) : nullptr, C(0))...};
+  return F{scalar_attr<T>(call.attr(I))...};
 }
 
 // out = Op<C>{params...}(x), N parameters (elu: alpha, scale, input_scale; threshold: threshold,
@@ -47,7 +50,7 @@ void params_kernel(const Call& call) {
   visit<Op<float>::dtypes>(call.input(0).dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const auto f = with_params<Op<C>, C>(call, std::make_index_sequence<N>{});
+    const auto f = with_params<Op<C>, T>(call, std::make_index_sequence<N>{});
     map<T, T>(f, call.output(0), {&call.input(0)}, Grain);
   });
 }

@@ -23,10 +23,11 @@ void param_kernel(const Call& call) {
   });
 }
 
-// The functor F (Op<A>) with its parameters from the attributes 0 .. N - 1.
+// The functor F (Op<A>) with its parameters from the scalar attributes 0 .. N - 1, converted as
+// PyTorch converts a Scalar (integers wrap).
 template <class F, class A, size_t... I>
 F with_params(const Call& call, std::index_sequence<I...>) {
-  return F{pw::clamp_bound<A>(call.has_attr(I) ? &call.attr(I) : nullptr, A(0))...};
+  return F{call.attr_scalar<A>(static_cast<int32_t>(I))...};
 }
 
 // out = Op<A>{params...}(x), N parameters (elu: alpha, scale, input_scale; threshold: threshold,

@@ -184,10 +184,9 @@ void register_activation_reference_cases() {
       "lerp", "lerp", kFloating, -0.5, 1.5, 332,
       [](const Tensor& s, const Tensor& e, const Tensor& w) { return lerp(s, e, w); },
       [](double s, double e, double w) { return s + w * (e - s); });
-  ternary(
-      "lerp_method_scalar", "lerp", kFloating, 0, 1, 335,
-      [](const Tensor& s, const Tensor& e, const Tensor&) { return s.lerp(e, 0.75); },
-      [](double s, double e, double) { return s + 0.75 * (e - s); });
+  binary("lerp_method_scalar", "lerp", kFloating, -3, 3, -3, 3, 335,
+         [](const Tensor& s, const Tensor& e) { return s.lerp(e, 0.75); },
+         [](double s, double e) { return s + 0.75 * (e - s); });
   ternary(
       "addcmul", "addcmul", kNumeric, -3, 3, 338,
       [](const Tensor& s, const Tensor& a, const Tensor& b) { return addcmul(s, a, b, 2); },

@@ -165,7 +165,8 @@ KILN_BINARY(hypot, kFloatingPromoted, kNoCast,
 KILN_BINARY(copysign, kTrueDivide, kNoCast,
             {"CopysignBackward0", true, false, true,
              [](T g, T a, T, T result) { return where(eq(a, 0), zeros_like(g), g * (result / a)); },
-             [](T g, T, T, T) { return zeros_like(g); }});
+             // zero, as a function of g so that a second derivative is defined
+             [](T g, T, T, T) { return g * 0; }});
 KILN_BINARY(xlogy, kTrueDivide, kNoCast,
             {"XlogyBackward0", true, true, false,
              [](T g, T a, T b, T) { return g * xlogy(ne(a, 0), b); },

@@ -195,7 +195,9 @@ KILN_UNARY(hardswish, kFloatingOnly, kNoCast, {"HardswishBackward0", true, false
                                                }});
 KILN_UNARY(hardsigmoid, kFloatingOnly, kNoCast,
            {"HardsigmoidBackward0", true, false, [](T g, T x, T) {
-              return where(logical_and(gt(x, -3), lt(x, 3)), g / 6, zeros_like(g));
+              // PyTorch's kernel multiplies by 1/6 rounded to float32, in every dtype
+              constexpr double kOneSixthF = static_cast<double>(1.0f / 6.0f);
+              return where(logical_and(gt(x, -3), lt(x, 3)), g * kOneSixthF, zeros_like(g));
             }});
 #undef KILN_UNARY
 
