@@ -29,7 +29,7 @@ Tensor Tensor::rad2deg() const { return kiln::rad2deg(*this); }
 Tensor Tensor::prelu(const Tensor& weight) const { return kiln::prelu(*this, weight); }
 Tensor Tensor::hardshrink(double lambd) const { return kiln::hardshrink(*this, lambd); }
 Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
-  return kiln::clamp(*this, min, max);
+  return kiln::clamp(*this, min.value_or(Tensor()), max.value_or(Tensor()));
 }
 
 }  // namespace kiln

@@ -311,8 +311,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_operator_and_operands) {
   CHECK_ERROR(kiln::ValueError, nn::Hardtanh(nn::HardtanhOptions().min_val(2).max_val(1)),
               "max_val must be greater than min_val");
   CHECK_ERROR(kiln::ValueError, nn::Softmax2d()(kiln::ones({2, 3})), "Softmax2d", "[2, 3]");
-  CHECK_ERROR(kiln::ValueError, kiln::clamp(x, std::optional<Tensor>(), std::optional<Tensor>()),
-              "clamp", "at least one");
+  CHECK_ERROR(kiln::ValueError, kiln::clamp(x, Tensor(), Tensor()), "clamp", "at least one");
   CHECK_ERROR(kiln::TypeError, kiln::rrelu(ints), "rrelu", "int32");
   // an in-place result that needs a wider dtype than self's
   CHECK_ERROR(kiln::TypeError, ints.atan2_(ints), "atan2_", "Float", "Int");

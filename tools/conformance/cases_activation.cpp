@@ -184,9 +184,10 @@ void register_activation_reference_cases() {
       "lerp", "lerp", kFloating, -0.5, 1.5, 332,
       [](const Tensor& s, const Tensor& e, const Tensor& w) { return lerp(s, e, w); },
       [](double s, double e, double w) { return s + w * (e - s); });
-  binary("lerp_method_scalar", "lerp", kFloating, -3, 3, -3, 3, 335,
-         [](const Tensor& s, const Tensor& e) { return s.lerp(e, 0.75); },
-         [](double s, double e) { return s + 0.75 * (e - s); });
+  binary(
+      "lerp_method_scalar", "lerp", kFloating, -3, 3, -3, 3, 335,
+      [](const Tensor& s, const Tensor& e) { return s.lerp(e, 0.75); },
+      [](double s, double e) { return s + 0.75 * (e - s); });
   ternary(
       "addcmul", "addcmul", kNumeric, -3, 3, 338,
       [](const Tensor& s, const Tensor& a, const Tensor& b) { return addcmul(s, a, b, 2); },
@@ -197,9 +198,7 @@ void register_activation_reference_cases() {
       [](double s, double a, double b) { return s - 0.5 * a / b; });
   ternary(
       "clamp_tensor", "clamp.Tensor", kNumeric, 0, 3, 344,
-      [](const Tensor& x, const Tensor& lo, const Tensor& hi) {
-        return clamp(x, std::optional<Tensor>(lo), std::optional<Tensor>(hi + 3));
-      },
+      [](const Tensor& x, const Tensor& lo, const Tensor& hi) { return clamp(x, lo, hi + 3); },
       [](double x, double lo, double hi) { return std::min(std::max(x, lo), hi + 3); });
 }
 

@@ -386,9 +386,10 @@ KILN_API Tensor& nan_to_num_(Tensor& x, std::optional<double> nan = 0.0,
 KILN_API Tensor sgn(const Tensor& x);
 KILN_API Tensor deg2rad(const Tensor& x);
 KILN_API Tensor rad2deg(const Tensor& x);
-// clamp with tensor bounds (broadcast, promoted; either may be absent; NaN propagates).
-KILN_API Tensor clamp(const Tensor& x, const std::optional<Tensor>& min,
-                      const std::optional<Tensor>& max = std::nullopt);
+// clamp with tensor bounds (broadcast, promoted; an undefined bound is absent; NaN propagates).
+// Plain tensors rather than libtorch's optionals, so that clamp(x, std::nullopt, std::nullopt)
+// stays the Scalar form.
+KILN_API Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max = Tensor());
 
 // ---- Issue 15: padding and resampling (pad.cpp, resample.cpp) ----
 // input padded with `value` by `pad`, (before, after) pairs from the last dimension backwards;

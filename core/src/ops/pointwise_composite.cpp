@@ -191,8 +191,8 @@ Tensor deg2rad(const Tensor& x) {
 }
 Tensor rad2deg(const Tensor& x) { return x * 57.295779513082320876798154814105170332405472466564; }
 
-Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
-  return detail::clamp_tensor_op(x, min.value_or(Tensor()), max.value_or(Tensor()));
+Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max) {
+  return detail::clamp_tensor_op(x, min, max);
 }
 
 }  // namespace kiln
