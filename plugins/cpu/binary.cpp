@@ -75,6 +75,12 @@ void register_binary(KernelTable& table) {
   table.add("bitwise_and", kernel<binary_kernel<pw::BitwiseAnd>>);
   table.add("bitwise_or", kernel<binary_kernel<pw::BitwiseOr>>);
   table.add("bitwise_xor", kernel<binary_kernel<pw::BitwiseXor>>);
+  table.add("atan2", kernel<binary_kernel<pw::Atan2, kGrainHeavy>>);
+  table.add("logaddexp", kernel<binary_kernel<pw::LogAddExp, kGrainHeavy>>);
+  table.add("logaddexp2", kernel<binary_kernel<pw::LogAddExp2, kGrainHeavy>>);
+  table.add("hypot", kernel<binary_kernel<pw::Hypot, kGrainHeavy>>);
+  table.add("copysign", kernel<binary_kernel<pw::Copysign>>);
+  table.add("xlogy", kernel<binary_kernel<pw::Xlogy, kGrainHeavy>>);
 }
 
 }  // namespace kiln::cpu

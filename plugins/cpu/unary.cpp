@@ -1,6 +1,9 @@
 // Unary elementwise kernels: the functors of kiln/sdk/pointwise.hpp over the loops of loops.hpp.
+#include "arith.hpp"
 #include "loops.hpp"
 #include "registry.hpp"
+
+#include <utility>
 
 namespace kiln::cpu {
 namespace {
@@ -29,6 +32,26 @@ void param_kernel(const Call& call) {
     using C = compute_t<T>;
     const Op<C> f{pw::clamp_bound<C>(call.has_attr(0) ? &call.attr(0) : nullptr, C(0))};
     map<T, T>(f, call.output(0), {&call.input(0)}, kGrainHeavy);
+  });
+}
+
+// The functor F with its parameters from the scalar attributes 0 .. N - 1, converted to the
+// compute type of T as PyTorch converts a Scalar (integers wrap: threshold's value -1 is 255 in
+// uint8).
+template <class F, class T, size_t... I>
+F with_params(const Call& call, std::index_sequence<I...>) {
+  return F{scalar_attr<T>(call.attr(I))...};
+}
+
+// out = Op<C>{params...}(x), N parameters (elu: alpha, scale, input_scale; threshold: threshold,
+// value).
+template <template <class> class Op, size_t N, int64_t Grain = kGrainHeavy>
+void params_kernel(const Call& call) {
+  visit<Op<float>::dtypes>(call.input(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const auto f = with_params<Op<C>, T>(call, std::make_index_sequence<N>{});
+    map<T, T>(f, call.output(0), {&call.input(0)}, Grain);
   });
 }
 
@@ -78,6 +101,10 @@ void register_unary(KernelTable& table) {
   table.add("erfinv", kernel<unary_kernel<pw::Erfinv, kGrainHeavy>>);
   table.add("silu", kernel<unary_kernel<pw::Silu, kGrainHeavy>>);
   table.add("mish", kernel<unary_kernel<pw::Mish, kGrainHeavy>>);
+  table.add("elu", kernel<params_kernel<pw::Elu, 3>>);
+  table.add("threshold", kernel<params_kernel<pw::Threshold, 2, kGrain>>);
+  table.add("hardswish", kernel<unary_kernel<pw::Hardswish>>);
+  table.add("hardsigmoid", kernel<unary_kernel<pw::Hardsigmoid>>);
 }
 
 }  // namespace kiln::cpu

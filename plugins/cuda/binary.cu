@@ -40,6 +40,12 @@ void register_binary(KernelTable& t) {
   t.add("bitwise_and", kernel<binary_kernel<pw::BitwiseAnd>>);
   t.add("bitwise_or", kernel<binary_kernel<pw::BitwiseOr>>);
   t.add("bitwise_xor", kernel<binary_kernel<pw::BitwiseXor>>);
+  t.add("atan2", kernel<binary_kernel<pw::Atan2>>);
+  t.add("logaddexp", kernel<binary_kernel<pw::LogAddExp>>);
+  t.add("logaddexp2", kernel<binary_kernel<pw::LogAddExp2>>);
+  t.add("hypot", kernel<binary_kernel<pw::Hypot>>);
+  t.add("copysign", kernel<binary_kernel<pw::Copysign>>);
+  t.add("xlogy", kernel<binary_kernel<pw::Xlogy>>);
 }
 
 }  // namespace kiln::cuda

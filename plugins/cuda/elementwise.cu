@@ -36,6 +36,60 @@ void clamp_kernel(const Call& call) {
   });
 }
 
+// ---- lerp, addcmul, addcdiv ------------------------------------------------------------------
+// A ternary functor of kiln/sdk/pointwise.hpp on stored elements of type T, computed in acc_t<T>.
+template <class T, class Op>
+struct Pointwise3 {
+  Op op;
+  __device__ T operator()(T a, T b, T c) const {
+    return from_acc<T>(op(to_acc(a), to_acc(b), to_acc(c)));
+  }
+};
+
+// lerp with a number weight (two inputs, the weight the attribute 0).
+template <class T>
+struct LerpNumber {
+  acc_t<T> weight;
+  __device__ T operator()(T a, T b) const {
+    return from_acc<T>(pw::Lerp{}(to_acc(a), to_acc(b), weight));
+  }
+};
+
+void lerp_kernel(const Call& call) {
+  visit_dtype(call.output(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = acc_t<T>;
+    if constexpr (pw::accepts_v<pw::Lerp::dtypes, A>) {
+      if (call.num_inputs() == 2) {
+        const LerpNumber<T> op{call.attr_scalar<A>(0)};
+        map<T, T, T>(stream_of(call), op, call.output(0), {&call.input(0), &call.input(1)});
+      } else {
+        map<T, T, T, T>(stream_of(call), Pointwise3<T, pw::Lerp>{}, call.output(0),
+                        {&call.input(0), &call.input(1), &call.input(2)});
+      }
+    } else {
+      refuse(call, call.output(0).dtype);
+    }
+  });
+}
+
+// addcmul, addcdiv: Op<A>{value}(self, t1, t2), value the attribute 0.
+template <template <class> class Op>
+void addc_kernel(const Call& call) {
+  visit_dtype(call.output(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = acc_t<T>;
+    using F = Op<A>;
+    if constexpr (pw::accepts_v<F::dtypes, A>) {
+      const F op{call.has_attr(0) ? call.attr_scalar<A>(0) : A(1)};
+      map<T, T, T, T>(stream_of(call), Pointwise3<T, F>{op}, call.output(0),
+                      {&call.input(0), &call.input(1), &call.input(2)});
+    } else {
+      refuse(call, call.output(0).dtype);
+    }
+  });
+}
+
 template <class T>
 struct FillOp {
   T value;
@@ -164,6 +218,9 @@ void register_elementwise(KernelTable& t) {
   t.add("copy_", kernel<copy_kernel>);
   t.add("where", kernel<where_kernel>);
   t.add("clamp", kernel<clamp_kernel>);
+  t.add("lerp", kernel<lerp_kernel>);
+  t.add("addcmul", kernel<addc_kernel<pw::Addcmul>>);
+  t.add("addcdiv", kernel<addc_kernel<pw::Addcdiv>>);
 }
 
 }  // namespace kiln::cuda

@@ -2,6 +2,8 @@
 // takes (pointwise.cuh).
 #include "pointwise.cuh"
 
+#include <utility>
+
 namespace kiln::cuda {
 namespace {
 
@@ -14,6 +16,30 @@ void param_kernel(const Call& call) {
     using F = Op<A>;
     if constexpr (pw::accepts_v<F::dtypes, A>) {
       const F op{pw::clamp_bound<A>(call.has_attr(0) ? &call.attr(0) : nullptr, A(0))};
+      map<T, T>(stream_of(call), Pointwise<T, T, F>{op}, call.output(0), {&call.input(0)});
+    } else {
+      refuse(call, call.input(0).dtype);
+    }
+  });
+}
+
+// The functor F (Op<A>) with its parameters from the scalar attributes 0 .. N - 1, converted as
+// PyTorch converts a Scalar (integers wrap).
+template <class F, class A, size_t... I>
+F with_params(const Call& call, std::index_sequence<I...>) {
+  return F{call.attr_scalar<A>(static_cast<int32_t>(I))...};
+}
+
+// out = Op<A>{params...}(x), N parameters (elu: alpha, scale, input_scale; threshold: threshold,
+// value).
+template <template <class> class Op, size_t N>
+void params_kernel(const Call& call) {
+  visit_dtype(call.input(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = acc_t<T>;
+    using F = Op<A>;
+    if constexpr (pw::accepts_v<F::dtypes, A>) {
+      const F op = with_params<F, A>(call, std::make_index_sequence<N>{});
       map<T, T>(stream_of(call), Pointwise<T, T, F>{op}, call.output(0), {&call.input(0)});
     } else {
       refuse(call, call.input(0).dtype);
@@ -67,6 +93,10 @@ void register_unary(KernelTable& t) {
   t.add("erfinv", kernel<unary_kernel<pw::Erfinv>>);
   t.add("silu", kernel<unary_kernel<pw::Silu>>);
   t.add("mish", kernel<unary_kernel<pw::Mish>>);
+  t.add("elu", kernel<params_kernel<pw::Elu, 3>>);
+  t.add("threshold", kernel<params_kernel<pw::Threshold, 2>>);
+  t.add("hardswish", kernel<unary_kernel<pw::Hardswish>>);
+  t.add("hardsigmoid", kernel<unary_kernel<pw::Hardsigmoid>>);
 }
 
 }  // namespace kiln::cuda

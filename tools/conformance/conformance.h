@@ -127,6 +127,7 @@ void register_resample_cases();
 void register_attention_cases();
 void register_sort_cases();    // cases_sort.cpp
 void register_select_cases();  // cases_select.cpp
+void register_activation_cases();
 
 // The `gradient` argument of the family helpers (cases_*.cpp), at their call sites.
 constexpr bool kGradient = true;

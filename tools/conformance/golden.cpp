@@ -1,4 +1,5 @@
-// Reads tests/golden/conformance_cases.txt (format: make_conformance_golden.py's docstring).
+// Reads tests/golden/conformance_cases.txt and the other conformance_*_cases.txt (format:
+// make_conformance_golden.py's docstring).
 #include "golden.h"
 
 #include <algorithm>

@@ -63,6 +63,7 @@ const std::vector<Case>& all_cases() {
     register_random_cases();
     register_rearrange_cases();
     register_scan_cases();
+    register_activation_cases();
     register_resample_cases();
     register_attention_cases();
     register_sort_cases();

@@ -319,6 +319,77 @@ KILN_API Tensor softshrink(const Tensor& x, double lambd = 0.5);
 KILN_API Tensor logsigmoid(const Tensor& x);
 KILN_API Tensor softsign(const Tensor& x);
 KILN_API Tensor tanhshrink(const Tensor& x);
+// elu: scale * x for x > 0, alpha * scale * (exp(input_scale * x) - 1) otherwise (floating).
+// The in-place forms refuse a negative alpha * scale when autograd records (as PyTorch's
+// backward does).
+KILN_API Tensor elu(const Tensor& x, const Scalar& alpha = 1.0, const Scalar& scale = 1.0,
+                    const Scalar& input_scale = 1.0);
+KILN_API Tensor& elu_(Tensor& x, const Scalar& alpha = 1.0, const Scalar& scale = 1.0,
+                      const Scalar& input_scale = 1.0);
+// elu with SELU's alpha and scale (1.6733, 1.0507); celu: elu(x, alpha, 1, 1 / alpha), alpha != 0.
+KILN_API Tensor selu(const Tensor& x);
+KILN_API Tensor& selu_(Tensor& x);
+KILN_API Tensor celu(const Tensor& x, const Scalar& alpha = 1.0);
+KILN_API Tensor& celu_(Tensor& x, const Scalar& alpha = 1.0);
+// value where x <= threshold, x otherwise (all dtypes but bool; the output keeps x's dtype).
+KILN_API Tensor threshold(const Tensor& x, const Scalar& threshold, const Scalar& value);
+KILN_API Tensor& threshold_(Tensor& x, const Scalar& threshold, const Scalar& value);
+// x clamped to [min_val, max_val], with gradient 0 at and beyond the bounds; relu6 is [0, 6].
+// Integer tensors take integer bounds (truncated); bool is refused.
+KILN_API Tensor hardtanh(const Tensor& x, const Scalar& min_val = -1, const Scalar& max_val = 1);
+KILN_API Tensor& hardtanh_(Tensor& x, const Scalar& min_val = -1, const Scalar& max_val = 1);
+KILN_API Tensor relu6(const Tensor& x);
+KILN_API Tensor& relu6_(Tensor& x);
+// x * relu6(x + 3) / 6 and relu6(x + 3) / 6 (floating).
+KILN_API Tensor hardswish(const Tensor& x);
+KILN_API Tensor& hardswish_(Tensor& x);
+KILN_API Tensor hardsigmoid(const Tensor& x);
+KILN_API Tensor& hardsigmoid_(Tensor& x);
+// x for x > 0, weight * x otherwise; weight [1] or [C], C = x.size(1) (composite).
+KILN_API Tensor prelu(const Tensor& x, const Tensor& weight);
+// leaky_relu with slope (lower + upper) / 2; in training, a slope drawn from U(lower, upper)
+// for each element x <= 0.
+KILN_API Tensor rrelu(const Tensor& x, const Scalar& lower = 1.0 / 8, const Scalar& upper = 1.0 / 3,
+                      bool training = false);
+// a * sigmoid(b) for the halves a, b of x along dim (its size even).
+KILN_API Tensor glu(const Tensor& x, int64_t dim = -1);
+// Binary math (broadcasting, PyTorch's promotion): atan2(a, b), the angle of (b, a); log(exp(a) +
+// exp(b)) and log2(2^a + 2^b) computed stably; sqrt(a^2 + b^2); |a| with b's sign; a * log(b),
+// 0 where a == 0. atan2, copysign and xlogy give float32 for integers; the others refuse them.
+KILN_API Tensor atan2(const Tensor& a, const Tensor& b);
+KILN_API Tensor logaddexp(const Tensor& a, const Tensor& b);
+KILN_API Tensor logaddexp2(const Tensor& a, const Tensor& b);
+KILN_API Tensor hypot(const Tensor& a, const Tensor& b);
+KILN_API Tensor copysign(const Tensor& a, const Tensor& b);
+KILN_API Tensor copysign(const Tensor& a, const Scalar& b);
+KILN_API Tensor xlogy(const Tensor& a, const Tensor& b);
+KILN_API Tensor xlogy(const Tensor& a, const Scalar& b);
+KILN_API Tensor xlogy(const Scalar& a, const Tensor& b);
+// self + weight * (end - self); self, end and a tensor weight of one floating dtype, broadcast.
+KILN_API Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight);
+KILN_API Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight);
+// self + value * tensor1 * tensor2 and self + value * tensor1 / tensor2 (broadcast, promoted;
+// addcdiv refuses two integer tensors).
+KILN_API Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+                        const Scalar& value = 1);
+KILN_API Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+                        const Scalar& value = 1);
+// NaN, +inf and -inf replaced by nan (0), posinf and neginf (the dtype's largest and lowest
+// finite values by default); integers are copied.
+KILN_API Tensor nan_to_num(const Tensor& x, std::optional<double> nan = 0.0,
+                           std::optional<double> posinf = std::nullopt,
+                           std::optional<double> neginf = std::nullopt);
+KILN_API Tensor& nan_to_num_(Tensor& x, std::optional<double> nan = 0.0,
+                             std::optional<double> posinf = std::nullopt,
+                             std::optional<double> neginf = std::nullopt);
+// sign(x) (kiln has no complex dtypes); x * pi / 180; x * 180 / pi (integers give float32).
+KILN_API Tensor sgn(const Tensor& x);
+KILN_API Tensor deg2rad(const Tensor& x);
+KILN_API Tensor rad2deg(const Tensor& x);
+// clamp with tensor bounds (broadcast, promoted; an undefined bound is absent; NaN propagates).
+// Plain tensors rather than libtorch's optionals, so that clamp(x, std::nullopt, std::nullopt)
+// stays the Scalar form.
+KILN_API Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max = Tensor());
 
 // ---- Issue 15: padding and resampling (pad.cpp, resample.cpp) ----
 // input padded with `value` by `pad`, (before, after) pairs from the last dimension backwards;

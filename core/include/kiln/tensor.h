@@ -295,6 +295,42 @@ class KILN_API Tensor {
   Tensor bitwise_not() const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor where(const Tensor& condition, const Tensor& other) const;
+  // issue 15's activations and pointwise math, as libtorch's methods (kiln/ops.h)
+  Tensor atan2(const Tensor& other) const;
+  const Tensor& atan2_(const Tensor& other) const;
+  Tensor hypot(const Tensor& other) const;
+  const Tensor& hypot_(const Tensor& other) const;
+  Tensor logaddexp(const Tensor& other) const;
+  Tensor logaddexp2(const Tensor& other) const;
+  Tensor copysign(const Tensor& other) const;
+  Tensor copysign(const Scalar& other) const;
+  const Tensor& copysign_(const Tensor& other) const;
+  const Tensor& copysign_(const Scalar& other) const;
+  Tensor xlogy(const Tensor& other) const;
+  Tensor xlogy(const Scalar& other) const;
+  const Tensor& xlogy_(const Tensor& other) const;
+  const Tensor& xlogy_(const Scalar& other) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  const Tensor& lerp_(const Tensor& end, const Tensor& weight) const;
+  const Tensor& lerp_(const Tensor& end, const Scalar& weight) const;
+  Tensor addcmul(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  const Tensor& addcmul_(const Tensor& tensor1, const Tensor& tensor2,
+                         const Scalar& value = 1) const;
+  Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  const Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2,
+                         const Scalar& value = 1) const;
+  Tensor nan_to_num(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+  const Tensor& nan_to_num_(std::optional<double> nan = 0.0,
+                            std::optional<double> posinf = std::nullopt,
+                            std::optional<double> neginf = std::nullopt) const;
+  Tensor sgn() const;
+  Tensor deg2rad() const;
+  Tensor rad2deg() const;
+  Tensor prelu(const Tensor& weight) const;
+  Tensor hardshrink(double lambd = 0.5) const;
+  Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = {}) const;
 
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor sum(IntArrayRef dims, bool keepdim = false,

@@ -129,6 +129,48 @@ KILN_BINARY(minimum, kArithmetic, kNoCast,
 KILN_BINARY(bitwise_and, kBitwise, kNoCast, no_backward);
 KILN_BINARY(bitwise_or, kBitwise, kNoCast, no_backward);
 KILN_BINARY(bitwise_xor, kBitwise, kNoCast, no_backward);
+
+// Issue 15: binary math. atan2, copysign and xlogy compute integers in float32 (kTrueDivide);
+// logaddexp, logaddexp2 and hypot refuse them, as PyTorch.
+namespace {
+ScalarType floating_promoted(const char* op, ScalarType t) {
+  if (!is_floating_point(t)) throw_dtype_unsupported(op, t);
+  return t;
+}
+constexpr Rule kFloatingPromoted{floating_promoted, false};
+// PyTorch's CUDA autocast list promotes atan2 to the widest input; its CPU list leaves it alone.
+constexpr AutocastPolicy kPromoteOffCpu{amp::detail::CastPolicy::none,
+                                        amp::detail::CastPolicy::promote};
+Tensor atan2_grad(T g, T a, T b, bool for_a) {
+  Tensor denominator = a * a + b * b;
+  return for_a ? g * b / denominator : g * -a / denominator;
+}
+}  // namespace
+KILN_BINARY(atan2, kTrueDivide, kPromoteOffCpu,
+            {"Atan2Backward0", true, true, false,
+             [](T g, T a, T b, T) { return atan2_grad(g, a, b, true); },
+             [](T g, T a, T b, T) { return atan2_grad(g, a, b, false); }});
+KILN_BINARY(logaddexp, kFloatingPromoted, kNoCast,
+            {"LogaddexpBackward0", true, true, false,
+             [](T g, T a, T b, T) { return g / (exp(b - a) + 1); },
+             [](T g, T a, T b, T) { return g / (exp(a - b) + 1); }});
+KILN_BINARY(logaddexp2, kFloatingPromoted, kNoCast,
+            {"Logaddexp2Backward0", true, true, false,
+             [](T g, T a, T b, T) { return g / (exp2(b - a) + 1); },
+             [](T g, T a, T b, T) { return g / (exp2(a - b) + 1); }});
+KILN_BINARY(hypot, kFloatingPromoted, kNoCast,
+            {"HypotBackward0", true, true, true,
+             [](T g, T a, T, T result) { return g * a / result; },
+             [](T g, T, T b, T result) { return g * b / result; }});
+KILN_BINARY(copysign, kTrueDivide, kNoCast,
+            {"CopysignBackward0", true, false, true,
+             [](T g, T a, T, T result) { return where(eq(a, 0), zeros_like(g), g * (result / a)); },
+             // zero, as a function of g so that a second derivative is defined
+             [](T g, T, T, T) { return g * 0; }});
+KILN_BINARY(xlogy, kTrueDivide, kNoCast,
+            {"XlogyBackward0", true, true, false,
+             [](T g, T a, T b, T) { return g * xlogy(ne(a, 0), b); },
+             [](T g, T a, T b, T) { return g * a / b; }});
 #undef KILN_ALPHA
 
 Tensor wrap_for(const Tensor& a, const Scalar& s) {
@@ -173,6 +215,15 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return detail::minimum_op(a, 
 Tensor bitwise_and(const Tensor& a, const Tensor& b) { return detail::bitwise_and_op(a, b); }
 Tensor bitwise_or(const Tensor& a, const Tensor& b) { return detail::bitwise_or_op(a, b); }
 Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return detail::bitwise_xor_op(a, b); }
+Tensor atan2(const Tensor& a, const Tensor& b) { return detail::atan2_op(a, b); }
+Tensor logaddexp(const Tensor& a, const Tensor& b) { return detail::logaddexp_op(a, b); }
+Tensor logaddexp2(const Tensor& a, const Tensor& b) { return detail::logaddexp2_op(a, b); }
+Tensor hypot(const Tensor& a, const Tensor& b) { return detail::hypot_op(a, b); }
+Tensor copysign(const Tensor& a, const Tensor& b) { return detail::copysign_op(a, b); }
+Tensor copysign(const Tensor& a, const Scalar& b) { return detail::copysign_op(a, wrap_for(a, b)); }
+Tensor xlogy(const Tensor& a, const Tensor& b) { return detail::xlogy_op(a, b); }
+Tensor xlogy(const Tensor& a, const Scalar& b) { return detail::xlogy_op(a, wrap_for(a, b)); }
+Tensor xlogy(const Scalar& a, const Tensor& b) { return detail::xlogy_op(wrap_for(b, a), b); }
 
 // --- in-place methods ---------------------------------------------------------------------------
 const Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) const {
@@ -209,6 +260,30 @@ const Tensor& Tensor::div_(const Scalar& other) const {
 }
 const Tensor& Tensor::pow_(const Scalar& exponent) const {
   detail::pow__op(*this, wrap_for(*this, exponent));
+  return *this;
+}
+const Tensor& Tensor::atan2_(const Tensor& other) const {
+  detail::atan2__op(*this, other);
+  return *this;
+}
+const Tensor& Tensor::hypot_(const Tensor& other) const {
+  detail::hypot__op(*this, other);
+  return *this;
+}
+const Tensor& Tensor::copysign_(const Tensor& other) const {
+  detail::copysign__op(*this, other);
+  return *this;
+}
+const Tensor& Tensor::copysign_(const Scalar& other) const {
+  detail::copysign__op(*this, wrap_for(*this, other));
+  return *this;
+}
+const Tensor& Tensor::xlogy_(const Tensor& other) const {
+  detail::xlogy__op(*this, other);
+  return *this;
+}
+const Tensor& Tensor::xlogy_(const Scalar& other) const {
+  detail::xlogy__op(*this, wrap_for(*this, other));
   return *this;
 }
 

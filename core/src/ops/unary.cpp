@@ -188,6 +188,17 @@ KILN_UNARY(mish, kFloatingOnly, kNoCast, {"MishBackward0", true, false, [](T g, 
                                             Tensor t = tanh(detail::softplus_stable(self));
                                             return g * (t + self * sigmoid(self) * (1 - t * t));
                                           }});
+// As PyTorch's hardswish_backward and hardsigmoid_backward.
+KILN_UNARY(hardswish, kFloatingOnly, kNoCast, {"HardswishBackward0", true, false, [](T g, T x, T) {
+                                                 Tensor inner = where(le(x, 3), x / 3 + 0.5, 1.0);
+                                                 return g * where(lt(x, -3), 0.0, inner);
+                                               }});
+KILN_UNARY(hardsigmoid, kFloatingOnly, kNoCast,
+           {"HardsigmoidBackward0", true, false, [](T g, T x, T) {
+              // PyTorch's kernel multiplies by 1/6 rounded to float32, in every dtype
+              constexpr double kOneSixthF = static_cast<double>(1.0f / 6.0f);
+              return where(logical_and(gt(x, -3), lt(x, 3)), g * kOneSixthF, zeros_like(g));
+            }});
 #undef KILN_UNARY
 
 Tensor round(const Tensor& x, int64_t decimals) {
@@ -205,6 +216,14 @@ Tensor softsign(const Tensor& x) { return x / (abs(x) + 1); }
 Tensor tanhshrink(const Tensor& x) { return x - tanh(x); }
 
 Tensor square(const Tensor& x) { return mul(x, x); }
+Tensor& hardswish_(Tensor& x) {
+  detail::hardswish__op(x);
+  return x;
+}
+Tensor& hardsigmoid_(Tensor& x) {
+  detail::hardsigmoid__op(x);
+  return x;
+}
 
 const Tensor& Tensor::neg_() const {
   detail::neg__op(*this);

@@ -17,10 +17,13 @@
 //   total: where error() reports one, it returns 0.
 // - The formulas avoid branches where a select does (`|` rather than `||`), so that compilers
 //   vectorize the CPU plugin's loops; nan_max, nan_min and is_nan also take GCC vectors.
-// - Adding an operator: one functor here, one registration line per plugin.
+// - Adding an operator: one functor here (or in the family headers included below), one
+//   registration line per plugin.
 #pragma once
 
 #include <kiln/sdk/plugin.h>
+#include <kiln/sdk/pointwise_activation.hpp>  // erfinv, silu, gelu, elu, ...; clamp_bound
+#include <kiln/sdk/pointwise_math.hpp>        // atan2, hypot, lerp, addcmul, ...
 #include <kiln/sdk/pointwise_support.hpp>
 
 #include <cmath>
@@ -256,111 +259,6 @@ struct Reciprocal {
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
     return C(1) / x;
-  }
-};
-
-// The inverse of erf: on the host, Giles' single-precision approximation ("Approximating the
-// erfinv function", GPU Computing Gems) refined by two Newton steps in double, which reach
-// double precision; on CUDA devices, CUDA's erfinv. erfinv(+-1) = +-inf, NaN outside [-1, 1].
-struct Erfinv {
-  static constexpr Dtypes dtypes = Dtypes::floating;
-  template <class C>
-  KILN_HOST_DEVICE C operator()(C x) const {
-#ifdef __CUDA_ARCH__
-    return erfinv(x);
-#else
-    using std::erf, std::exp, std::fabs, std::log, std::sqrt;
-    const double a = static_cast<double>(x);
-    if (!(fabs(a) < 1.0)) {  // NaN too
-      return fabs(a) == 1.0 ? static_cast<C>(a * std::numeric_limits<double>::infinity())
-                            : std::numeric_limits<C>::quiet_NaN();
-    }
-    double w = -log((1.0 - a) * (1.0 + a)), p;
-    if (w < 5.0) {
-      w -= 2.5;
-      p = 2.81022636e-08;
-      for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                       -0.00125372503, -0.00417768164, 0.246640727, 1.50140941}) {
-        p = c + p * w;
-      }
-    } else {
-      w = sqrt(w) - 3.0;
-      p = -0.000200214257;
-      for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                       0.00943887047, 1.00167406, 2.83297682}) {
-        p = c + p * w;
-      }
-    }
-    double y = p * a;
-    constexpr double kTwoOverSqrtPi = 1.1283791670955126;
-    for (int step = 0; step < 2; ++step) y -= (erf(y) - a) / (kTwoOverSqrtPi * exp(-y * y));
-    return static_cast<C>(y);
-#endif
-  }
-};
-
-// x * sigmoid(x) (silu, "swish"); NaN at -inf, as PyTorch.
-struct Silu {
-  static constexpr Dtypes dtypes = Dtypes::floating;
-  template <class C>
-  KILN_HOST_DEVICE C operator()(C x) const {
-    using std::exp;
-    return x / (C(1) + exp(-x));
-  }
-};
-
-// x * tanh(softplus(x)).
-struct Mish {
-  static constexpr Dtypes dtypes = Dtypes::floating;
-  template <class C>
-  KILN_HOST_DEVICE C operator()(C x) const {
-    using std::exp, std::log1p, std::tanh;
-    return x * tanh(log1p(exp(x)));
-  }
-};
-
-// ---- unary with a scalar parameter (the kernel's attribute 0; see clamp_bound)
-// -----------------------
-
-// gelu: x * Phi(x) with the normal CDF Phi from erf (`approximate` 0), or the tanh approximation
-// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (`approximate` nonzero), as PyTorch.
-template <class C>
-struct Gelu {
-  static constexpr Dtypes dtypes = Dtypes::floating;
-  C approximate;
-  KILN_HOST_DEVICE C operator()(C x) const {
-    using std::erf, std::tanh;
-    if (approximate != C(0)) {
-      const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
-      return C(0.5) * x * (C(1) + tanh(inner));
-    }
-    return x * C(0.5) * (C(1) + erf(x * C(0.7071067811865476)));
-  }
-};
-
-// x for x > 0, negative_slope * x otherwise (NaN stays NaN).
-template <class C>
-struct LeakyRelu {
-  static constexpr Dtypes dtypes = Dtypes::floating;
-  C negative_slope;
-  KILN_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : x * negative_slope; }
-};
-
-// 0 for -lambd <= x <= lambd, x otherwise.
-template <class C>
-struct Hardshrink {
-  static constexpr Dtypes dtypes = Dtypes::floating;
-  C lambd;
-  KILN_HOST_DEVICE C operator()(C x) const { return ((x >= -lambd) & (x <= lambd)) ? C(0) : x; }
-};
-
-// x - lambd above lambd, x + lambd below -lambd, 0 between.
-template <class C>
-struct Softshrink {
-  static constexpr Dtypes dtypes = Dtypes::floating;
-  C lambd;
-  KILN_HOST_DEVICE C operator()(C x) const {
-    return x > lambd ? x - lambd : (x < -lambd ? x + lambd : C(0));
   }
 };
 
@@ -687,19 +585,5 @@ struct Clamp {
     return is_nan(x) ? x : y;
   }
 };
-
-// A clamp bound given as a scalar attribute (kind I64, BOOL or F64; null: absent) as C. Integer
-// bounds outside C's range saturate (clamping uint8 at -2 changes nothing) instead of wrapping.
-template <class C>
-C clamp_bound(const kiln_attr* a, C absent) {
-  if (a == nullptr || a->kind == KILN_ATTR_NONE) return absent;
-  const bool is_f64 = a->kind == KILN_ATTR_F64;
-  if constexpr (is_int_v<C>) {
-    const double v = is_f64 ? a->value.f : static_cast<double>(a->value.i);
-    if (v <= static_cast<double>(lowest_value<C>())) return lowest_value<C>();
-    if (v >= static_cast<double>(highest_value<C>())) return highest_value<C>();
-  }
-  return is_f64 ? static_cast<C>(a->value.f) : static_cast<C>(a->value.i);
-}
 
 }  // namespace kiln::sdk::pointwise

@@ -133,3 +133,5 @@ KILN_PLAIN_ACTIVATION_MODULE(Tanhshrink);
 #undef KILN_PLAIN_ACTIVATION_MODULE
 
 }  // namespace kiln::nn
+
+#include <kiln/nn/modules/activation2.h>  // ELU, SELU, Hardtanh, PReLU, Softmax, ...
