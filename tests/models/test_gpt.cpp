@@ -266,7 +266,7 @@ BOOST_AUTO_TEST_CASE(gpt_refuses_bad_arguments) {
   auto model = models::GPT(small_config());
   CHECK_ERROR(ValueError, model(zeros({1, 33}, kLong)),
               "Cannot forward sequence of length 33, block size is only 32");
-  CHECK_ERROR(TypeError, model(zeros({1, 4})), "expected int64 token indices, got Float");
+  CHECK_ERROR(TypeError, model(zeros({1, 4})), "expected int64 token indices, got float32");
   CHECK_ERROR(ValueError, model(zeros({4}, kLong)), "expected token indices [B, T]");
   CHECK_ERROR(ValueError, model(zeros({1, 4}, kLong), zeros({1, 5}, kLong)),
               "targets of shape [1, 5] do not match idx of shape [1, 4]");
@@ -333,16 +333,16 @@ BOOST_AUTO_TEST_CASE(multinomial_without_replacement_draws_distinct_categories) 
 BOOST_AUTO_TEST_CASE(multinomial_refuses_bad_distributions) {
   CHECK_ERROR(ValueError, multinomial(kiln::tensor({0.5, -0.1}), 1),
               "multinomial: probability tensor contains either `inf`, `nan` or element < 0");
-  CHECK_ERROR(ValueError, multinomial(kiln::tensor({0.5, NAN}), 1), "`nan`");
-  CHECK_ERROR(ValueError, multinomial(kiln::tensor({0.5, INFINITY}), 1), "`inf`");
+  CHECK_ERROR(ValueError, multinomial(kiln::tensor({0.5, std::nan("")}), 1), "`nan`");
+  CHECK_ERROR(ValueError, multinomial(kiln::tensor({0.5, HUGE_VAL}), 1), "`inf`");
   CHECK_ERROR(ValueError, multinomial(zeros({2, 3}), 1),
               "invalid multinomial distribution (sum of probabilities <= 0)");
-  CHECK_ERROR(ValueError, multinomial(kiln::tensor({0.0, 1.0, 1.0}), 3),
+  CHECK_ERROR(ValueError, multinomial(kiln::tensor({0.0, 1.0, 1.0}), 4),
               "cannot sample n_sample > prob_dist.size(-1)");
-  CHECK_ERROR(ValueError, multinomial(kiln::tensor({0.0, 1.0, 1.0}), 2),
+  CHECK_ERROR(ValueError, multinomial(kiln::tensor({0.0, 1.0, 1.0}), 3),
               "not enough non-negative category to sample");
   CHECK_ERROR(ValueError, multinomial(kiln::tensor({1.0}), 0), "cannot sample n_sample <= 0");
   CHECK_ERROR(ValueError, multinomial(zeros({2, 2, 2}), 1), "prob_dist must be 1 or 2 dim");
   CHECK_ERROR(TypeError, multinomial(ones({3}, kLong), 1),
-              "only supports floating-point dtypes for input, got: Long");
+              "only supports floating-point dtypes for input, got: int64");
 }
