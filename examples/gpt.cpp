@@ -115,7 +115,7 @@ Options parse(int argc, char** argv) {
     using example_options::parse_int;
     if (arg == "--quick") {
       o.quick = true;
-      o.steps = 80;
+      o.steps = 120;
       o.batch = 8;
     } else if (arg == "--fp32") {
       o.fp32 = true;
@@ -180,7 +180,11 @@ int run(const Options& o) {
   auto train_start = Clock::now(), last = train_start;
   while (step < o.steps) {
     for (auto it = loader.begin(); it != loader.end() && step < o.steps; ++it) {
-      Tensor window = it->at("tokens.npy").tensor().to(device);  // [B, block_size + 1]
+      Tensor window = it->at("tokens.npy").tensor();  // [B, block_size + 1]
+      KILN_CHECK_TYPE(window.dtype() == kiln::kLong && window.dim() == 2, kProgram, ": ",
+                      "tokens.npy came back as ", kiln::dtype_name(window.dtype()), " of shape ",
+                      window.sizes(), ", not int64 [B, T]: is the decoders plugin loaded?");
+      window = window.to(device);
       Tensor x = window.narrow(1, 0, config.block_size());
       Tensor y = window.narrow(1, 1, config.block_size());
       Tensor loss;
