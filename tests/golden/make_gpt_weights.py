@@ -16,6 +16,8 @@ OUT_DIR/<case>.weights.safetensors  the state_dict without lm_head.weight (tied 
 OUT_DIR/<case>.golden.safetensors   "idx" and "targets" [4, 32] int64;
     "logits" [4, 32, vocab] and "loss": forward(idx, targets); "logits_last": forward(idx);
     "grad.<name>" for every parameter after loss.backward();
+    "amp.logits" and "amp.loss": forward(idx, targets) under autocast("cpu", bfloat16) (the
+    logits in bfloat16, stored as float32);
     with steps: "batches.x", "batches.y" [20, 4, 32] and "train.losses" [20], the losses of 20
     AdamW steps from configure_optimizers(0.1, 1e-3, (0.9, 0.95)) on those batches, and
     "train.<name>" for every parameter after them.
@@ -187,6 +189,13 @@ def run(torch, model, idx, targets, batches):
     return out
 
 
+def autocast_forward(torch, model, idx, targets):
+    """[(key, tensor)]: forward(idx, targets) under autocast("cpu", bfloat16), before any step."""
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        logits, loss = model(idx, targets)
+    return [("amp.logits", logits.float()), ("amp.loss", loss.float())]
+
+
 def write_case(out_dir, name, bias, steps, writer):
     import torch
 
@@ -210,8 +219,12 @@ def write_case(out_dir, name, bias, steps, writer):
         seq = (ramp + noise) % v
         batches = (seq[:, :, :-1].contiguous(), seq[:, :, 1:].contiguous())
 
+    amp = autocast_forward(torch, model, idx, targets)
     results = run(torch, model, idx, targets, batches)
     results64 = dict(run(torch, model64, idx, targets, batches))
+    for key, value in amp:  # its error: bfloat16's, against the float64 forward
+        results.append((key, value))
+        results64[key] = results64[key[len("amp."):]]
     items = [("idx", idx), ("targets", targets)]
     if steps:
         items += [("batches.x", batches[0]), ("batches.y", batches[1])]

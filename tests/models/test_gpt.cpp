@@ -146,6 +146,21 @@ BOOST_AUTO_TEST_CASE(forward_and_gradients_without_bias_match_pytorch) {
   c.report("gpt_nobias");
 }
 
+// Under autocast (bfloat16 on the CPU) the Linear layers give bfloat16 logits, as PyTorch's, and
+// logits and loss equal PyTorch's autocast ones within bfloat16's rounding (their error scale is
+// PyTorch's autocast result against its float64 forward).
+BOOST_AUTO_TEST_CASE(autocast_forward_matches_pytorch) {
+  Case c("gpt");
+  NoGradGuard no_grad;
+  amp::autocast region(kCPU, kBFloat16);
+  auto [logits, loss] = c.model(c.at("idx"), c.at("targets"));
+  BOOST_CHECK(logits.dtype() == kBFloat16);
+  BOOST_CHECK(loss.dtype() == kFloat);
+  c.compare("amp.logits", logits);
+  c.compare("amp.loss", loss);
+  c.report("gpt under autocast");
+}
+
 // 20 AdamW steps (decay for the 2-D weights only) give PyTorch's losses and parameters.
 BOOST_AUTO_TEST_CASE(twenty_adamw_steps_match_pytorch) {
   Case c("gpt");
@@ -210,6 +225,24 @@ BOOST_AUTO_TEST_CASE(initialisation_is_nanogpts) {
       BOOST_CHECK_MESSAGE(equal(p, zeros_like(p)), name << " is not 0");
     }
   }
+}
+
+// Dropout acts in training mode only: eval() gives the outputs of the same weights without it.
+BOOST_AUTO_TEST_CASE(dropout_acts_in_training_only) {
+  manual_seed(0);
+  auto dropped = models::GPT(small_config().dropout(0.5));
+  auto plain = models::GPT(small_config());
+  auto from = dropped->named_parameters();
+  {
+    NoGradGuard no_grad;
+    for (const auto& item : plain->named_parameters()) item.value().copy_(from[item.key()]);
+  }
+  Tensor idx = randint(65, {2, 16});
+  NoGradGuard no_grad;
+  Tensor reference = std::get<0>(plain(idx, idx));
+  BOOST_CHECK(!equal(std::get<0>(dropped(idx, idx)), reference));
+  dropped->eval();
+  BOOST_CHECK(equal(std::get<0>(dropped(idx, idx)), reference));
 }
 
 BOOST_AUTO_TEST_CASE(configure_optimizers_decays_matrices_only) {
