@@ -16,6 +16,7 @@
 #include <kiln/kiln.h>
 #include <kiln/models.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -289,6 +290,30 @@ BOOST_AUTO_TEST_CASE(generate_gives_valid_tokens) {
     }
   }
   BOOST_CHECK(equal(model->generate(prompt, 6, 1.0, 1), greedy));
+}
+
+// top_k keeps the k largest logits: 400 draws of one token from one prompt fall in the top 3 of
+// the last position's logits (found by sorting them here), and reach more than one of them.
+BOOST_AUTO_TEST_CASE(generate_top_k_keeps_the_k_largest_logits) {
+  manual_seed(1);
+  auto model = models::GPT(small_config());
+  model->eval();
+  Tensor prompt = randint(65, {1, 6});
+  Tensor logits;
+  {
+    NoGradGuard no_grad;
+    logits = std::get<0>(model(prompt)).flatten();
+  }
+  std::vector<std::pair<float, int64_t>> ranked;
+  for (int64_t i = 0; i < 65; ++i) ranked.emplace_back(logits[i].item<float>(), i);
+  std::sort(ranked.rbegin(), ranked.rend());
+  std::set<int64_t> top3 = {ranked[0].second, ranked[1].second, ranked[2].second};
+  Tensor drawn = model->generate(prompt.expand({400, 6}).contiguous(), 1, 2.0, 3).select(1, 6);
+  std::set<int64_t> seen;
+  for (int64_t i = 0; i < 400; ++i) seen.insert(drawn[i].item<int64_t>());
+  for (int64_t token : seen)
+    BOOST_CHECK_MESSAGE(top3.count(token), token << " is not in the top 3");
+  BOOST_CHECK_GT(seen.size(), 1u);
 }
 
 BOOST_AUTO_TEST_CASE(gpt_refuses_bad_arguments) {
