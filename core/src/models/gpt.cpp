@@ -26,8 +26,9 @@ nn::Linear linear(int64_t in, int64_t out, bool bias) {
 
 // softmax(q k^T / sqrt(head_size) masked above the diagonal) v, with dropout on the weights:
 // q, k, v [B, n_head, T, head_size], mask [T, T] bool (true: not attended).
-// nn::functional::scaled_dot_product_attention(q, k, v, {}, dropout_p, /*is_causal=*/true) does
-// the same in one call where it exists.
+// Where nn::functional::scaled_dot_product_attention exists, its fused kernel does the same in
+// one call: `return F::scaled_dot_product_attention(q, k, v, {}, training ? dropout_p : 0.0,
+// /*is_causal=*/true);` (its dropout acts whenever dropout_p > 0, as PyTorch's).
 Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                         double dropout_p, bool training) {
   double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
@@ -51,7 +52,8 @@ class TiedLinearImpl : public nn::LinearImpl {
 
 // The smallest value of each row of x [B, V] that is among its k largest (ties counted, as
 // torch.topk(x, k).values[:, -1]): a threshold raised from the maximum one distinct value at a
-// time until k values lie at or above it. kiln::topk does it in one call where it exists.
+// time until k values lie at or above it. Where kiln::topk exists it does this in one call:
+// `return std::get<0>(topk(x, k, -1)).narrow(-1, k - 1, 1);`.
 Tensor kth_largest(const Tensor& x, int64_t k) {
   Tensor threshold = x.amax({-1}, /*keepdim=*/true);
   for (int64_t i = 1; i < k; ++i) {
