@@ -22,7 +22,8 @@ namespace kiln {
 // (PyTorch's exponential race: the largest p / Exp(1)), which needs as many categories of
 // positive weight as samples. Throws ValueError, as PyTorch, for a negative, infinite or NaN
 // weight, a row whose weights sum to 0, num_samples <= 0, or more samples than categories
-// without replacement; TypeError for a non-floating dtype.
+// without replacement; TypeError for a non-floating dtype. With replacement it compares every
+// draw with every cumulative weight: memory of rows x num_samples x categories booleans.
 KILN_API Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false);
 
 }  // namespace kiln
