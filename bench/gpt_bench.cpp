@@ -4,7 +4,9 @@
 // and under autocast (bfloat16 on the CPU), beside nanoGPT's model in PyTorch run in the same
 // invocation on the same thread count (bench/gpt_bench.py). Medians of several steps, in
 // milliseconds, and training tokens per second; the ratio column is PyTorch's time over kiln's
-// (above 1: kiln is faster).
+// (above 1: kiln is faster). Debian's python3-torch multiplies float32 matrices with the generic
+// BLAS (torch.__config__.show(): BLAS_INFO=generic), some 20x slower than oneDNN here, so its
+// float32 column measures that; under autocast both run oneDNN's bfloat16 matmul.
 //   build/bin/kiln-gpt-bench               the table, then one JSON line
 //   build/bin/kiln-gpt-bench --small       2 layers, 128 wide, block 64 (a quick look)
 //   build/bin/kiln-gpt-bench --kiln [measure]   kiln's numbers only (or only `measure`, e.g.
