@@ -19,6 +19,7 @@
 #include <kiln/optim.h>
 #include <kiln/options.h>
 #include <kiln/plugin.h>
+#include <kiln/sampling.h>
 #include <kiln/scalar.h>
 #include <kiln/serialize.h>
 #include <kiln/tensor.h>
