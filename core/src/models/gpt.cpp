@@ -3,6 +3,7 @@
 #include <kiln/autograd.h>
 #include <kiln/error.h>
 #include <kiln/nn/functional.h>
+#include <kiln/nn/functional/attention.h>
 #include <kiln/nn/init.h>
 #include <kiln/ops.h>
 #include <kiln/sampling.h>
@@ -24,18 +25,12 @@ nn::Linear linear(int64_t in, int64_t out, bool bias) {
   return nn::Linear(nn::LinearOptions(in, out).bias(bias));
 }
 
-// softmax(q k^T / sqrt(head_size) masked above the diagonal) v, with dropout on the weights:
-// q, k, v [B, n_head, T, head_size], mask [T, T] bool (true: not attended).
-// Where nn::functional::scaled_dot_product_attention exists, its fused kernel does the same in
-// one call: `return F::scaled_dot_product_attention(q, k, v, {}, training ? dropout_p : 0.0,
-// /*is_causal=*/true);` (its dropout acts whenever dropout_p > 0, as PyTorch's).
-Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                        double dropout_p, bool training) {
-  double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  Tensor att = matmul(q, k.transpose(-2, -1)) * scale;
-  att = nn::functional::softmax(att.masked_fill(mask, -kInf), -1);
-  if (dropout_p > 0 && training) att = nn::functional::dropout(att, dropout_p, true);
-  return matmul(att, v);
+// softmax(q k^T / sqrt(head_size) masked above the diagonal) v, with dropout on the weights
+// while training: q, k, v [B, n_head, T, head_size]. Without dropout, the CPU's fused kernel.
+Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v, double dropout_p,
+                        bool training) {
+  return nn::functional::scaled_dot_product_attention(q, k, v, {}, training ? dropout_p : 0.0,
+                                                      /*is_causal=*/true);
 }
 
 // lm_head: a bias-free Linear whose weight is another module's parameter (weight tying). The
@@ -51,19 +46,9 @@ class TiedLinearImpl : public nn::LinearImpl {
 };
 
 // The smallest value of each row of x [B, V] that is among its k largest (ties counted, as
-// torch.topk(x, k).values[:, -1]): a threshold raised from the maximum one distinct value at a
-// time until k values lie at or above it. Where kiln::topk exists it does this in one call:
-// `return std::get<0>(topk(x, k, -1)).narrow(-1, k - 1, 1);`.
+// torch.topk(x, k).values[:, -1]).
 Tensor kth_largest(const Tensor& x, int64_t k) {
-  Tensor threshold = x.amax({-1}, /*keepdim=*/true);
-  for (int64_t i = 1; i < k; ++i) {
-    Tensor at_or_above = ge(x, threshold);
-    Tensor short_of_k = lt(at_or_above.sum({-1}, true, kLong), k);
-    if (!short_of_k.any().item<bool>()) break;
-    Tensor next = x.masked_fill(at_or_above, -kInf).amax({-1}, true);
-    threshold = where(short_of_k, next, threshold);
-  }
-  return threshold;
+  return std::get<0>(topk(x, k, -1)).narrow(-1, k - 1, 1);
 }
 
 }  // namespace
@@ -94,14 +79,6 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPTConfig& config) : conf
   resid_dropout = register_module("resid_dropout", nn::Dropout(config.dropout()));
 }
 
-Tensor CausalSelfAttentionImpl::causal_mask(int64_t t, Device device) {
-  if (!mask_.defined() || mask_.device() != device) {
-    int64_t n = config.block_size();
-    mask_ = triu(ones({n, n}, TensorOptions().dtype(kBool).device(device)), 1);
-  }
-  return mask_.narrow(0, 0, t).narrow(1, 0, t);
-}
-
 Tensor CausalSelfAttentionImpl::forward(const Tensor& x) {
   KILN_CHECK_VALUE(x.dim() == 3 && x.size(2) == config.n_embd(), "CausalSelfAttention: expected ",
                    "input [B, T, ", config.n_embd(), "], got ", x.sizes());
@@ -110,8 +87,8 @@ Tensor CausalSelfAttentionImpl::forward(const Tensor& x) {
   int64_t b = x.size(0), t = x.size(1), c = x.size(2), nh = config.n_head();
   std::vector<Tensor> qkv = c_attn(x).split(c, 2);
   auto heads = [&](const Tensor& y) { return y.view({b, t, nh, c / nh}).transpose(1, 2); };
-  Tensor y = causal_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]),
-                              causal_mask(t, x.device()), config.dropout(), is_training());
+  Tensor y = causal_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), config.dropout(),
+                              is_training());
   y = y.transpose(1, 2).contiguous().view({b, t, c});
   return resid_dropout(c_proj(y));
 }

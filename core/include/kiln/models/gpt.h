@@ -73,10 +73,6 @@ class KILN_API CausalSelfAttentionImpl : public nn::Module {
   GPTConfig config;
   nn::Linear c_attn{nullptr}, c_proj{nullptr};  // q, k, v in one; the output projection
   nn::Dropout attn_dropout{nullptr}, resid_dropout{nullptr};
-
- private:
-  Tensor causal_mask(int64_t t, Device device);
-  Tensor mask_;  // [block_size, block_size] bool, true above the diagonal; made on first use
 };
 KILN_MODULE(CausalSelfAttention);
 
