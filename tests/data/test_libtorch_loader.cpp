@@ -300,6 +300,41 @@ BOOST_AUTO_TEST_CASE(worker_exceptions_reach_the_caller) {
   BOOST_CHECK_THROW(*inline_loader->begin(), std::invalid_argument);
 }
 
+BOOST_AUTO_TEST_CASE(an_error_takes_a_position_of_its_own_even_the_first) {
+  // The first batch raises: the ++ after catching it moves to the second batch, not past it
+  // (it used to load the second batch and skip it at once).
+  struct FirstBad : datasets::Dataset<FirstBad, int> {
+    int get(size_t index) override {
+      if (index < 2) throw std::invalid_argument("the first batch is poisoned");
+      return static_cast<int>(index);
+    }
+    std::optional<size_t> size() const override { return 6; }
+  };
+  for (size_t workers : {0, 2}) {
+    BOOST_TEST_CONTEXT("workers " << workers) {
+      auto loader = ld::make_data_loader<samplers::SequentialSampler>(
+          FirstBad{}, ld::DataLoaderOptions(2).workers(workers));
+      std::vector<int> firsts;
+      int errors = 0;
+      auto it = loader->begin();
+      while (true) {
+        try {
+          if (it == loader->end()) break;
+          firsts.push_back(it->front());
+          ++it;
+        } catch (const std::exception&) {
+          ++errors;
+          BOOST_TEST((it != loader->end()));  // the failed position is not the end
+          CHECK_ERROR(kiln::Error, *it, "whose batch failed to load");
+          ++it;
+        }
+      }
+      BOOST_TEST(errors == 1);
+      BOOST_TEST(firsts == (std::vector<int>{2, 4}), boost::test_tools::per_element());
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_batch_that_takes_too_long_times_out) {
   auto release = std::make_shared<Latch>();
   struct Stuck : datasets::Dataset<Stuck, int> {
