@@ -69,7 +69,6 @@ using KernelTable = sdk::KernelTable;  // kiln/sdk/kernel_table.hpp
 const kiln_device_ops* device_ops();            // device.cpp
 void register_elementwise(KernelTable& table);  // elementwise.cu
 void register_unary(KernelTable& table);        // unary.cu
-void register_unary_math(KernelTable& table);   // unary_math.cu
 void register_binary(KernelTable& table);       // binary.cu
 void register_compare(KernelTable& table);      // compare.cu
 void register_reduce(KernelTable& table);       // reduce.cu

@@ -1,9 +1,8 @@
 // kiln's CUDA plugin (kiln_cuda.so): the "cuda" device, a caching allocator and kernels written
-// as functors over a few generic loops (unary.cu, unary_math.cu, binary.cu, compare.cu,
-// elementwise.cu, reduce.cu, random.cu) and on cuBLAS (matmul.cu). It uses only the SDK and links
-// the CUDA runtime and cuBLAS dynamically, never the driver library (libcuda): the runtime opens
-// the driver lazily, so the plugin loads on a machine without one, and its probe reports the
-// runtime's reason.
+// as functors over a few generic loops (unary.cu, binary.cu, compare.cu, elementwise.cu, reduce.cu,
+// random.cu) and on cuBLAS (matmul.cu). It uses only the SDK and links the CUDA runtime and cuBLAS
+// dynamically, never the driver library (libcuda): the runtime opens the driver lazily, so the
+// plugin loads on a machine without one, and its probe reports the runtime's reason.
 #include "cuda_plugin.hpp"
 
 #include <kiln/sdk/host.hpp>
@@ -71,7 +70,6 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
     cuda::KernelTable table(host, type);
     cuda::register_elementwise(table);
     cuda::register_unary(table);
-    cuda::register_unary_math(table);
     cuda::register_binary(table);
     cuda::register_compare(table);
     cuda::register_reduce(table);

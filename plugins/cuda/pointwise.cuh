@@ -1,7 +1,7 @@
 // The pointwise kernels of kiln/sdk/pointwise.hpp's functors, shared by the files of each family
-// (unary.cu, unary_math.cu, binary.cu, compare.cu, elementwise.cu): one kernel per (functor,
-// storage type the functor takes), see Note [One scalar formula for every device]. The families
-// are separate translation units so that a parallel build compiles them side by side.
+// (unary.cu, binary.cu, compare.cu, elementwise.cu): one kernel per (functor, storage type the
+// functor takes), see Note [One scalar formula for every device]. The families are separate
+// translation units so that a parallel build compiles them side by side.
 //
 // Note [One kernel for both 16-bit floats]
 // Every kernel is compiled twice per file (sm_80 and sm_90), and each (functor, dtype) pair is
