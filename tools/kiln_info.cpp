@@ -3,14 +3,22 @@
 // each operator the device types that have a kernel for it.
 //
 //   kiln-info [--plugin FILE]... [--json]
+//   kiln-info --update-primitives-doc docs/primitives.md
 //
 // --plugin loads FILE before the search (repeatable); --json prints one JSON object instead.
+// --update-primitives-doc rewrites the doc's generated table from the registry when it changed
+// (the build's kiln_primitives_doc target runs it; See Note [Generated primitive rows]).
 #include <kiln/kiln.h>
+#include <kiln/primitive_docs.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +27,7 @@ namespace {
 struct Options {
   std::vector<std::string> plugin_files;
   bool json = false;
+  std::string primitives_doc;  // --update-primitives-doc
 };
 
 struct OperatorRow {
@@ -36,8 +45,38 @@ struct Report {
 
 const char* kUsage =
     "usage: kiln-info [--plugin FILE]... [--json]\n"
+    "       kiln-info --update-primitives-doc FILE\n"
     "  --plugin FILE  load this plugin file before searching the plugin folders (repeatable)\n"
-    "  --json         print the report as one JSON object\n";
+    "  --json         print the report as one JSON object\n"
+    "  --update-primitives-doc FILE  rewrite the generated table of FILE (docs/primitives.md)\n"
+    "                 from the operator registry, if it changed\n";
+
+// Rewrites the generated rows of `path` when they differ from the registry's; the file is
+// replaced by a rename, so a concurrent build never reads half of it.
+int update_primitives_doc(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "kiln-info: --update-primitives-doc: cannot read " << path << "\n";
+    return 1;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const std::string updated = kiln::with_generated_primitive_rows(doc);
+  if (updated == doc) return 0;
+  const std::string temp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << updated;
+    if (!out.flush()) {
+      std::cerr << "kiln-info: --update-primitives-doc: cannot write " << temp << "\n";
+      return 1;
+    }
+  }
+  std::filesystem::rename(temp, path);
+  std::cout << "kiln-info: updated the generated table of " << path << "\n";
+  return 0;
+}
 
 Report gather(const Options& options) {
   for (const std::string& file : options.plugin_files) kiln::load_plugin(file);
@@ -180,6 +219,8 @@ int main(int argc, char** argv) {
       options.json = true;
     } else if (arg == "--plugin" && i + 1 < argc) {
       options.plugin_files.push_back(argv[++i]);
+    } else if (arg == "--update-primitives-doc" && i + 1 < argc) {
+      options.primitives_doc = argv[++i];
     } else if (arg.rfind("--plugin=", 0) == 0) {
       options.plugin_files.push_back(arg.substr(9));
     } else if (arg == "-h" || arg == "--help") {
@@ -191,6 +232,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    if (!options.primitives_doc.empty()) return update_primitives_doc(options.primitives_doc);
     Report report = gather(options);
     if (options.json) {
       print_json(report);

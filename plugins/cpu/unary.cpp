@@ -99,6 +99,7 @@ void register_unary(KernelTable& table) {
   table.add("erf", kernel<unary_kernel<pw::Erf, kGrainHeavy>>);
   table.add("erfc", kernel<unary_kernel<pw::Erfc, kGrainHeavy>>);
   table.add("erfinv", kernel<unary_kernel<pw::Erfinv, kGrainHeavy>>);
+  table.add("sinc", kernel<unary_kernel<pw::Sinc, kGrainHeavy>>);
   table.add("silu", kernel<unary_kernel<pw::Silu, kGrainHeavy>>);
   table.add("mish", kernel<unary_kernel<pw::Mish, kGrainHeavy>>);
   table.add("elu", kernel<params_kernel<pw::Elu, 3>>);

@@ -9,17 +9,20 @@ namespace {
 template <bool Subtract>
 void add_sub_kernel(const Call& call) {
   constexpr pw::Dtypes S = Subtract ? pw::Sub::dtypes : pw::Add::dtypes;
-  visit_dtype(call.output(0).dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using A = acc_t<T>;
-    if constexpr (pw::accepts_v<S, A>) {
-      A alpha = call.has_attr(0) ? call.attr_scalar<A>(0) : A(1);
+  const int32_t dtype = call.output(0).dtype;
+  visit_pointwise(dtype, [&](auto tag) {
+    using D = typename decltype(tag)::type;
+    if constexpr (pw::accepts_v<S, acc_t<D>>) {
+      using T = storage_t<pw::AddScaled<acc_t<D>>, D>;  // int8 as uint8
+      using A = acc_t<T>;
+      // alpha converted as D's, then to T's bits
+      A alpha = static_cast<A>(call.has_attr(0) ? call.attr_scalar<acc_t<D>>(0) : acc_t<D>(1));
       if constexpr (Subtract) alpha = pw::wrap_neg(alpha);
       using Op = pw::AddScaled<A>;
-      map<T, T, T>(stream_of(call), Pointwise<T, T, Op>{Op{alpha}}, call.output(0),
-                   {&call.input(0), &call.input(1)});
+      map<T, T, T>(stream_of(call), Pointwise<T, T, Op>{Op{alpha}, dtype == KILN_BF16},
+                   call.output(0), {&call.input(0), &call.input(1)});
     } else {
-      refuse(call, call.output(0).dtype);
+      refuse(call, dtype);
     }
   });
 }

@@ -21,7 +21,8 @@ void where_kernel(const Call& call) {
 }
 
 void clamp_kernel(const Call& call) {
-  visit_dtype(call.output(0).dtype, [&](auto tag) {
+  const int32_t dtype = call.output(0).dtype;
+  visit_pointwise(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = acc_t<T>;
     using Op = pw::Clamp<A>;
@@ -29,20 +30,23 @@ void clamp_kernel(const Call& call) {
       const Op op{
           pw::clamp_bound<A>(call.has_attr(0) ? &call.attr(0) : nullptr, pw::lowest_value<A>()),
           pw::clamp_bound<A>(call.has_attr(1) ? &call.attr(1) : nullptr, pw::highest_value<A>())};
-      map<T, T>(stream_of(call), Pointwise<T, T, Op>{op}, call.output(0), {&call.input(0)});
+      map<T, T>(stream_of(call), Pointwise<T, T, Op>{op, dtype == KILN_BF16}, call.output(0),
+                {&call.input(0)});
     } else {
-      refuse(call, call.output(0).dtype);
+      refuse(call, dtype);
     }
   });
 }
 
 // ---- lerp, addcmul, addcdiv ------------------------------------------------------------------
-// A ternary functor of kiln/sdk/pointwise.hpp on stored elements of type T, computed in acc_t<T>.
+// A ternary functor of kiln/sdk/pointwise.hpp on stored elements of type T, computed in acc_t<T>
+// (`bf16`: which format a Half16 holds).
 template <class T, class Op>
 struct Pointwise3 {
   Op op;
+  bool bf16 = false;
   __device__ T operator()(T a, T b, T c) const {
-    return from_acc<T>(op(to_acc(a), to_acc(b), to_acc(c)));
+    return store_acc<T>(op(load_acc(a, bf16), load_acc(b, bf16), load_acc(c, bf16)), bf16);
   }
 };
 
@@ -50,25 +54,28 @@ struct Pointwise3 {
 template <class T>
 struct LerpNumber {
   acc_t<T> weight;
+  bool bf16 = false;
   __device__ T operator()(T a, T b) const {
-    return from_acc<T>(pw::Lerp{}(to_acc(a), to_acc(b), weight));
+    return store_acc<T>(pw::Lerp{}(load_acc(a, bf16), load_acc(b, bf16), weight), bf16);
   }
 };
 
 void lerp_kernel(const Call& call) {
-  visit_dtype(call.output(0).dtype, [&](auto tag) {
+  const int32_t dtype = call.output(0).dtype;
+  const bool bf16 = dtype == KILN_BF16;
+  visit_pointwise(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = acc_t<T>;
     if constexpr (pw::accepts_v<pw::Lerp::dtypes, A>) {
       if (call.num_inputs() == 2) {
-        const LerpNumber<T> op{call.attr_scalar<A>(0)};
+        const LerpNumber<T> op{call.attr_scalar<A>(0), bf16};
         map<T, T, T>(stream_of(call), op, call.output(0), {&call.input(0), &call.input(1)});
       } else {
-        map<T, T, T, T>(stream_of(call), Pointwise3<T, pw::Lerp>{}, call.output(0),
+        map<T, T, T, T>(stream_of(call), Pointwise3<T, pw::Lerp>{pw::Lerp{}, bf16}, call.output(0),
                         {&call.input(0), &call.input(1), &call.input(2)});
       }
     } else {
-      refuse(call, call.output(0).dtype);
+      refuse(call, dtype);
     }
   });
 }
@@ -76,16 +83,17 @@ void lerp_kernel(const Call& call) {
 // addcmul, addcdiv: Op<A>{value}(self, t1, t2), value the attribute 0.
 template <template <class> class Op>
 void addc_kernel(const Call& call) {
-  visit_dtype(call.output(0).dtype, [&](auto tag) {
+  const int32_t dtype = call.output(0).dtype;
+  visit_pointwise(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = acc_t<T>;
     using F = Op<A>;
     if constexpr (pw::accepts_v<F::dtypes, A>) {
       const F op{call.has_attr(0) ? call.attr_scalar<A>(0) : A(1)};
-      map<T, T, T, T>(stream_of(call), Pointwise3<T, F>{op}, call.output(0),
+      map<T, T, T, T>(stream_of(call), Pointwise3<T, F>{op, dtype == KILN_BF16}, call.output(0),
                       {&call.input(0), &call.input(1), &call.input(2)});
     } else {
-      refuse(call, call.output(0).dtype);
+      refuse(call, dtype);
     }
   });
 }
@@ -109,7 +117,12 @@ void fill_kernel(const Call& call) {
     } else {
       value = call.attr_scalar<T>(0);
     }
-    map<T>(stream_of(call), FillOp<T>{value}, call.output(0));
+    // stored as bits: one kernel per element size
+    using B = pw::bits_t<T>;
+    static_assert(sizeof(B) == sizeof(T));
+    B bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    map<B>(stream_of(call), FillOp<B>{bits}, call.output(0));
   });
 }
 

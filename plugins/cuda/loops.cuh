@@ -21,13 +21,19 @@ namespace kiln::cuda {
 using half = __half;
 using bf16 = __nv_bfloat16;
 
+// A float16 or a bfloat16, which one the kernel is told at run time: the pointwise kernels build
+// one kernel for both (See Note [One kernel for both 16-bit floats] in pointwise.cuh).
+struct Half16 {
+  uint16_t bits;
+};
+
 template <class T>
 constexpr bool is_low_float_v = std::is_same_v<T, half> || std::is_same_v<T, bf16>;
 template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<T> || is_low_float_v<T>;
 // Arithmetic type: float for the 16-bit floats, the type itself otherwise.
 template <class T>
-using acc_t = std::conditional_t<is_low_float_v<T>, float, T>;
+using acc_t = std::conditional_t<is_low_float_v<T> || std::is_same_v<T, Half16>, float, T>;
 
 template <class T>
 __device__ __forceinline__ acc_t<T> to_acc(T x) {

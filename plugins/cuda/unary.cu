@@ -10,15 +10,17 @@ namespace {
 // out = Op<A>{param}(x), the parameter the attribute 0 (gelu, leaky_relu, hardshrink, softshrink).
 template <template <class> class Op>
 void param_kernel(const Call& call) {
-  visit_dtype(call.input(0).dtype, [&](auto tag) {
+  const int32_t dtype = call.input(0).dtype;
+  visit_pointwise(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = acc_t<T>;
     using F = Op<A>;
     if constexpr (pw::accepts_v<F::dtypes, A>) {
       const F op{pw::clamp_bound<A>(call.has_attr(0) ? &call.attr(0) : nullptr, A(0))};
-      map<T, T>(stream_of(call), Pointwise<T, T, F>{op}, call.output(0), {&call.input(0)});
+      map<T, T>(stream_of(call), Pointwise<T, T, F>{op, dtype == KILN_BF16}, call.output(0),
+                {&call.input(0)});
     } else {
-      refuse(call, call.input(0).dtype);
+      refuse(call, dtype);
     }
   });
 }
@@ -34,15 +36,17 @@ F with_params(const Call& call, std::index_sequence<I...>) {
 // value).
 template <template <class> class Op, size_t N>
 void params_kernel(const Call& call) {
-  visit_dtype(call.input(0).dtype, [&](auto tag) {
+  const int32_t dtype = call.input(0).dtype;
+  visit_pointwise(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = acc_t<T>;
     using F = Op<A>;
     if constexpr (pw::accepts_v<F::dtypes, A>) {
       const F op = with_params<F, A>(call, std::make_index_sequence<N>{});
-      map<T, T>(stream_of(call), Pointwise<T, T, F>{op}, call.output(0), {&call.input(0)});
+      map<T, T>(stream_of(call), Pointwise<T, T, F>{op, dtype == KILN_BF16}, call.output(0),
+                {&call.input(0)});
     } else {
-      refuse(call, call.input(0).dtype);
+      refuse(call, dtype);
     }
   });
 }
@@ -91,6 +95,7 @@ void register_unary(KernelTable& t) {
   t.add("erf", kernel<unary_kernel<pw::Erf>>);
   t.add("erfc", kernel<unary_kernel<pw::Erfc>>);
   t.add("erfinv", kernel<unary_kernel<pw::Erfinv>>);
+  t.add("sinc", kernel<unary_kernel<pw::Sinc>>);
   t.add("silu", kernel<unary_kernel<pw::Silu>>);
   t.add("mish", kernel<unary_kernel<pw::Mish>>);
   t.add("elu", kernel<params_kernel<pw::Elu, 3>>);

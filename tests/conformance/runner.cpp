@@ -6,6 +6,8 @@
 #include "check.h"
 #include "golden.h"
 
+#include <kiln/primitive_docs.h>
+
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -210,6 +212,21 @@ BOOST_AUTO_TEST_CASE(primitives_md_lists_every_primitive) {
     }
   }
   BOOST_TEST(listed > 0, path << " has no operator table");
+}
+
+// The committed table of unary operators is the registry's (See Note [Generated primitive rows]):
+// the build target kiln_primitives_doc, a dependency of this test, rewrites it.
+BOOST_AUTO_TEST_CASE(primitives_md_rows_are_generated) {
+  const std::string path = std::string(KILN_DOCS_DIR) + "/primitives.md";
+  std::ifstream file(path);
+  BOOST_REQUIRE_MESSAGE(file, "cannot open " << path);
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string doc = text.str();
+  BOOST_CHECK_MESSAGE(kiln::with_generated_primitive_rows(doc) == doc,
+                      path << "'s generated table differs from the operator registry: build the "
+                           << "target kiln_primitives_doc (every build does), which rewrites it");
+  BOOST_CHECK_THROW(kiln::with_generated_primitive_rows("| `exp` | x | out |\n"), kiln::ValueError);
 }
 
 BOOST_AUTO_TEST_CASE(golden_records_have_cases) {

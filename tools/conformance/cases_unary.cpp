@@ -4,8 +4,12 @@
 // tanhshrink gelu leaky_relu hardshrink softshrink.
 #include "conformance.h"
 
+#include <kiln/primitive_docs.h>
+
 #include <cmath>
 #include <limits>
+#include <set>
+#include <stdexcept>
 
 namespace conformance {
 namespace {
@@ -222,7 +226,9 @@ void register_unary_cases() {
         Math{"atanh", -0.9, 0.9, kiln::atanh, [](double x) { return std::atanh(x); }},
         Math{"erf", -3, 3, kiln::erf, [](double x) { return std::erf(x); }},
         Math{"erfc", -3, 3, kiln::erfc, [](double x) { return std::erfc(x); }},
-        Math{"erfinv", -0.95, 0.95, kiln::erfinv, erfinv_ref}}) {
+        Math{"erfinv", -0.95, 0.95, kiln::erfinv, erfinv_ref},
+        Math{"sinc", -3, 3, kiln::sinc,
+             [](double x) { return x == 0 ? 1 : std::sin(M_PI * x) / (M_PI * x); }}}) {
     unary(m.name, m.name, kGradient, kAll, m.lo, m.hi, m.fn, m.ref, float_dtype);
   }
   unary("silu", "silu", kGradient, kFloating, -6, 6, kiln::silu, silu_ref);
@@ -312,6 +318,23 @@ void register_unary_cases() {
              [](const Args& a) { return Outputs{bitwise_not(a.t(0))}; });
   add_golden("logical_not", "logical_not",
              [](const Args& a) { return Outputs{logical_not(a.t(0))}; });
+}
+
+// Every unary entry without a golden case of its name above gets one, which calls the operator
+// through the registry: its records are appended to conformance_unary_cases.txt by
+// `tests/golden/make_unary_golden.py NAME`, and the case fails while there are none.
+void register_unary_goldens() {
+  std::set<std::string> named;
+  for (const Case& c : all_cases_so_far()) {
+    if (c.golden) named.insert(c.name);
+  }
+  for (const std::string& name : unary_operator_names()) {
+    if (named.count(name)) continue;
+    const auto* op =
+        dynamic_cast<const Operator<Tensor(const Tensor&)>*>(kiln::find_operator(name));
+    if (op == nullptr) throw std::logic_error("conformance: " + name + " is not a unary operator");
+    add_golden(name, name, [op](const Args& a) { return Outputs{(*op)(a.t(0))}; });
+  }
 }
 
 }  // namespace conformance

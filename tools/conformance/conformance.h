@@ -109,6 +109,9 @@ const std::vector<Case>& all_cases();
 
 // Family registration functions (one per cases_*.cpp file), called by all_cases().
 void register_unary_cases();
+void register_unary_goldens();
+// The cases registered so far (for a family that adds what the others lack).
+const std::vector<Case>& all_cases_so_far();
 void register_binary_cases();
 void register_compare_cases();
 void register_ternary_cases();

@@ -304,6 +304,8 @@ KILN_API Tensor atanh(const Tensor& x);
 KILN_API Tensor erf(const Tensor& x);
 KILN_API Tensor erfc(const Tensor& x);
 KILN_API Tensor erfinv(const Tensor& x);
+// sin(pi x) / (pi x), and 1 at 0 (the normalized sinc).
+KILN_API Tensor sinc(const Tensor& x);
 // Activations of floating tensors only: x * sigmoid(x); x * tanh(softplus(x)).
 KILN_API Tensor silu(const Tensor& x);
 KILN_API Tensor mish(const Tensor& x);

@@ -21,8 +21,10 @@
 //   core/src/ops/unary.cpp                KILN_UNARY(name, ...)
 //   tools/conformance/cases_unary.cpp     its case, marked kGradient (test_gradcheck also checks
 //                                         that gradient against finite differences)
-//   docs/primitives.md                    its name in the table
 // The coverage tests (tests/conformance/runner.cpp, test_gradcheck) fail until each is there.
+// docs/primitives.md's row and the PyTorch golden case are not edits: the build writes the row
+// (Note [Generated primitive rows]), and tests/golden/make_unary_golden.py NAME appends the
+// records, which register_unary_goldens (tools/conformance/cases_unary.cpp) reads.
 #pragma once
 
 #include "../amp/policy.h"
@@ -37,6 +39,16 @@ using amp::detail::kNoCast;
 // The backward of an operator that has no gradient (comparisons, bitwise, floor_divide, ...).
 struct NoBackward {};
 inline constexpr NoBackward no_backward{};
+
+// Records an operator's row of docs/primitives.md: `columns` is the row after the operator's
+// name ("x | out | — | floating | "), shared by the operators of one rule. See Note [Generated
+// primitive rows] (primitive_docs.cpp).
+class PrimitiveRow {
+ public:
+  PrimitiveRow(const OperatorBase& op, const char* columns);
+  PrimitiveRow(const PrimitiveRow&) = delete;
+  PrimitiveRow& operator=(const PrimitiveRow&) = delete;
+};
 
 template <class Signature>
 class OperatorEntry {

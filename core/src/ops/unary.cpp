@@ -11,9 +11,12 @@ namespace {
 
 using UnaryOp = Operator<Tensor(const Tensor&)>;
 
+// The dtype the kernel computes in for an input dtype (or a TypeError), whether the output is
+// bool, and the rule's columns in docs/primitives.md (See Note [Generated primitive rows]).
 struct UnaryRule {
   ScalarType (*compute)(const char* op, ScalarType input);
   bool bool_output;
+  const char* doc_columns;
 };
 
 ScalarType keep(const char*, ScalarType t) { return t; }
@@ -40,13 +43,16 @@ ScalarType negatable(const char* op, ScalarType t) {
   return t;
 }
 
-constexpr UnaryRule kKeep{keep, false};
-constexpr UnaryRule kKeepNoBool{keep_no_bool, false};
-constexpr UnaryRule kFloating{floating, false};
-constexpr UnaryRule kFloatingOnly{floating_only, false};
-constexpr UnaryRule kIntegral{integral, false};
-constexpr UnaryRule kNegate{negatable, false};
-constexpr UnaryRule kToBool{keep, true};
+constexpr UnaryRule kKeep{keep, false, "x | out | — | all |"};
+constexpr UnaryRule kKeepNoBool{keep_no_bool, false, "x | out | — | all but bool |"};
+constexpr UnaryRule kFloating{floating, false,
+                              "x | out | — | floating | core converts integer and bool inputs to "
+                              "the default dtype (float32)"};
+constexpr UnaryRule kFloatingOnly{floating_only, false,
+                                  "x | out | — | floating | core refuses other dtypes"};
+constexpr UnaryRule kIntegral{integral, false, "x | out | — | bool, integers |"};
+constexpr UnaryRule kNegate{negatable, false, "x | out | — | all but bool |"};
+constexpr UnaryRule kToBool{keep, true, "x (any dtype) | out (bool) | — | |"};
 
 template <const UnaryRule& R>
 Tensor unary_backend(const UnaryOp& op, const Tensor& x) {
@@ -75,9 +81,10 @@ using T = const Tensor&;  // the formulas' arguments
 }  // namespace
 }  // namespace detail
 
-// The operator objects detail::name_op and detail::name__op (in-place), their entry, and the
-// public function kiln::name: `rule` a UnaryRule, `autocast` an AutocastPolicy, then the
-// BackwardFormula (name, saves self, saves result, formula) or no_backward.
+// The operator objects detail::name_op and detail::name__op (in-place), their entry, their row
+// of docs/primitives.md, and the public function kiln::name: `rule` a UnaryRule, `autocast` an
+// AutocastPolicy, then the BackwardFormula (name, saves self, saves result, formula) or
+// no_backward.
 #define KILN_UNARY(name, rule, autocast, ...)                                               \
   namespace detail {                                                                        \
   UnaryOp name##_op(#name, #name "(Tensor self) -> Tensor", unary_backend<rule>);           \
@@ -85,6 +92,7 @@ using T = const Tensor&;  // the formulas' arguments
                      unary_inplace_backend<rule>, true, &name##_op);                        \
   const OperatorEntry<Tensor(const Tensor&)> name##_entry(name##_op, &name##__op, autocast, \
                                                           __VA_ARGS__);                     \
+  const PrimitiveRow name##_row(name##_op, rule.doc_columns);                               \
   }                                                                                         \
   Tensor name(const Tensor& x) { return detail::name##_op(x); }                             \
   static_assert(true, "the entry ends with a semicolon")
@@ -122,10 +130,12 @@ KILN_UNARY(relu, kKeepNoBool, kNoCast,
 KILN_UNARY(bitwise_not, kIntegral, kNoCast, no_backward);
 KILN_UNARY(logical_not, kToBool, kNoCast, no_backward);
 
-// Issue 15: activations and math functions. Constants of the formulas: 2 / sqrt(pi), ln 2, ln 10.
+// Issue 15: activations and math functions. Constants of the formulas: 2 / sqrt(pi), ln 2, ln 10,
+// pi.
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;
 constexpr double kLn2 = 0.6931471805599453;
 constexpr double kLn10 = 2.302585092994046;
+constexpr double kPi = 3.141592653589793;
 namespace detail {
 namespace {
 Tensor zero_gradient(T g, T, T) { return zeros_like(g); }
@@ -180,6 +190,13 @@ KILN_UNARY(erfc, kFloating, kNoCast, {"ErfcBackward0", true, false, [](T g, T se
 KILN_UNARY(erfinv, kFloating, kFp32OffCpu,
            {"ErfinvBackward0", false, true,
             [](T g, T, T result) { return g * exp(result * result) * (1 / kTwoOverSqrtPi); }});
+// As PyTorch's sinc_backward: 0 where x is 0 (sinc is flat there).
+KILN_UNARY(sinc, kFloating, kNoCast, {"SincBackward0", true, false, [](T g, T x, T) {
+                                        Tensor px = x * kPi;
+                                        Tensor squared_pi = x * x * kPi;
+                                        Tensor out = g * (px * cos(px) - sin(px)) / squared_pi;
+                                        return where(eq(squared_pi, 0), 0.0, out);
+                                      }});
 KILN_UNARY(silu, kFloatingOnly, kNoCast, {"SiluBackward0", true, false, [](T g, T self, T) {
                                             Tensor s = sigmoid(self);
                                             return g * s * (1 + self * (1 - s));

@@ -23,6 +23,7 @@
 
 #include <kiln/sdk/plugin.h>
 #include <kiln/sdk/pointwise_activation.hpp>  // erfinv, silu, gelu, elu, ...; clamp_bound
+#include <kiln/sdk/pointwise_compare.hpp>     // eq, ne, lt, ..., logical_and, ...
 #include <kiln/sdk/pointwise_math.hpp>        // atan2, hypot, lerp, addcmul, ...
 #include <kiln/sdk/pointwise_support.hpp>
 
@@ -37,6 +38,7 @@ namespace kiln::sdk::pointwise {
 
 struct Neg {
   static constexpr Dtypes dtypes = Dtypes::numeric;
+  static constexpr bool sign_blind = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
     return wrap_neg(x);
@@ -60,6 +62,7 @@ struct Abs {
 
 struct Sign {
   static constexpr Dtypes dtypes = Dtypes::all;
+  static constexpr bool bool_as_uint8 = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
     if constexpr (std::is_same_v<C, bool> || std::is_unsigned_v<C>) {
@@ -86,6 +89,7 @@ struct Relu {
 
 struct BitwiseNot {
   static constexpr Dtypes dtypes = Dtypes::integral_bool;
+  static constexpr bool sign_blind = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
     if constexpr (std::is_same_v<C, bool>) {
@@ -99,6 +103,7 @@ struct BitwiseNot {
 // Any dtype in, bool out: nonzero (NaN included) is true.
 struct LogicalNot {
   static constexpr Dtypes dtypes = Dtypes::all;
+  static constexpr bool sign_blind = true, bool_as_uint8 = true;
   template <class C>
   KILN_HOST_DEVICE bool operator()(C x) const {
     return !(x != C(0));
@@ -228,6 +233,7 @@ KILN_POINTWISE_LIBM(Erfc, erfc);
 #define KILN_POINTWISE_ROUNDING(Name, f)              \
   struct Name {                                       \
     static constexpr Dtypes dtypes = Dtypes::numeric; \
+    static constexpr bool integers_unchanged = true;  \
     template <class C>                                \
     KILN_HOST_DEVICE C operator()(C x) const {        \
       if constexpr (std::is_floating_point_v<C>) {    \
@@ -290,6 +296,7 @@ struct Sub {
 template <class C>
 struct AddScaled {
   static constexpr Dtypes dtypes = Dtypes::all;
+  static constexpr bool sign_blind = true;
   C alpha;
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     if constexpr (std::is_same_v<C, bool>) {
@@ -302,6 +309,7 @@ struct AddScaled {
 
 struct Mul {
   static constexpr Dtypes dtypes = Dtypes::all;
+  static constexpr bool sign_blind = true, bool_as_uint8 = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     if constexpr (std::is_same_v<C, bool>) {
@@ -435,6 +443,7 @@ struct Pow {
 // maximum and minimum: a NaN operand wins; on bool, "or" and "and".
 struct Maximum {
   static constexpr Dtypes dtypes = Dtypes::all;
+  static constexpr bool bool_as_uint8 = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     return nan_max(a, b);
@@ -443,6 +452,7 @@ struct Maximum {
 
 struct Minimum {
   static constexpr Dtypes dtypes = Dtypes::all;
+  static constexpr bool bool_as_uint8 = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     return nan_min(a, b);
@@ -451,6 +461,7 @@ struct Minimum {
 
 struct BitwiseAnd {
   static constexpr Dtypes dtypes = Dtypes::integral_bool;
+  static constexpr bool sign_blind = true, bool_as_uint8 = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     return static_cast<C>(a & b);
@@ -459,6 +470,7 @@ struct BitwiseAnd {
 
 struct BitwiseOr {
   static constexpr Dtypes dtypes = Dtypes::integral_bool;
+  static constexpr bool sign_blind = true, bool_as_uint8 = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     return static_cast<C>(a | b);
@@ -467,84 +479,10 @@ struct BitwiseOr {
 
 struct BitwiseXor {
   static constexpr Dtypes dtypes = Dtypes::integral_bool;
+  static constexpr bool sign_blind = true, bool_as_uint8 = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     return static_cast<C>(a ^ b);
-  }
-};
-
-// ---- comparisons and logical operators: any dtype in, bool out ---------------------------------
-
-struct Eq {
-  static constexpr Dtypes dtypes = Dtypes::all;
-  template <class C>
-  KILN_HOST_DEVICE bool operator()(C a, C b) const {
-    return a == b;
-  }
-};
-
-struct Ne {
-  static constexpr Dtypes dtypes = Dtypes::all;
-  template <class C>
-  KILN_HOST_DEVICE bool operator()(C a, C b) const {
-    return a != b;
-  }
-};
-
-struct Lt {
-  static constexpr Dtypes dtypes = Dtypes::all;
-  template <class C>
-  KILN_HOST_DEVICE bool operator()(C a, C b) const {
-    return a < b;
-  }
-};
-
-struct Le {
-  static constexpr Dtypes dtypes = Dtypes::all;
-  template <class C>
-  KILN_HOST_DEVICE bool operator()(C a, C b) const {
-    return a <= b;
-  }
-};
-
-struct Gt {
-  static constexpr Dtypes dtypes = Dtypes::all;
-  template <class C>
-  KILN_HOST_DEVICE bool operator()(C a, C b) const {
-    return a > b;
-  }
-};
-
-struct Ge {
-  static constexpr Dtypes dtypes = Dtypes::all;
-  template <class C>
-  KILN_HOST_DEVICE bool operator()(C a, C b) const {
-    return a >= b;
-  }
-};
-
-// Nonzero is true (NaN included).
-struct LogicalAnd {
-  static constexpr Dtypes dtypes = Dtypes::all;
-  template <class C>
-  KILN_HOST_DEVICE bool operator()(C a, C b) const {
-    return (a != C(0)) & (b != C(0));
-  }
-};
-
-struct LogicalOr {
-  static constexpr Dtypes dtypes = Dtypes::all;
-  template <class C>
-  KILN_HOST_DEVICE bool operator()(C a, C b) const {
-    return (a != C(0)) | (b != C(0));
-  }
-};
-
-struct LogicalXor {
-  static constexpr Dtypes dtypes = Dtypes::all;
-  template <class C>
-  KILN_HOST_DEVICE bool operator()(C a, C b) const {
-    return (a != C(0)) != (b != C(0));
   }
 };
 

@@ -88,6 +88,17 @@ struct Mish {
   }
 };
 
+// sin(pi x) / (pi x), 1 at 0; as PyTorch, pi x is rounded to C before sin and the division.
+struct Sinc {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C x) const {
+    using std::sin;
+    const C product = C(3.14159265358979323846) * x;
+    return x == C(0) ? C(1) : sin(product) / product;
+  }
+};
+
 // ---- unary with a scalar parameter (the kernel's attribute 0; see clamp_bound) ----------------
 
 // gelu: x * Phi(x) with the normal CDF Phi from erf (`approximate` 0), or the tanh approximation

@@ -28,6 +28,28 @@ constexpr bool accepts_v = S == Dtypes::all || (S == Dtypes::numeric && !std::is
                            (S == Dtypes::floating && std::is_floating_point_v<C>) ||
                            (S == Dtypes::integral_bool && !std::is_floating_point_v<C>);
 
+// Storage sharing, which lets a plugin build fewer kernels (the CUDA plugin's pointwise.cuh):
+// - sign_blind: on integers the result's bits depend only on the operands' bits, wrapping as two's
+//   complement does (negation, addition, multiplication, bitwise and equality operators), so a
+//   signed integer type may run as the unsigned type of its width.
+// - bool_as_uint8: operands that are 0 or 1 give 0 or 1 (or a bool) as bool's operator does, so
+//   bool may run as uint8.
+// - integers_unchanged: the operator maps every integer to itself (floor, ceil, round, trunc), so
+//   a plugin may copy integer tensors, as PyTorch's CUDA build does (its kernels are floating).
+// A functor declares them as `static constexpr bool sign_blind = true;` and so on.
+template <class Op>
+constexpr bool integers_unchanged_v = requires {
+  requires Op::integers_unchanged;
+};
+template <class Op>
+constexpr bool sign_blind_v = requires {
+  requires Op::sign_blind;
+};
+template <class Op>
+constexpr bool bool_as_uint8_v = requires {
+  requires Op::bool_as_uint8;
+};
+
 // ---- data-dependent errors ---------------------------------------------------------------------
 
 enum class Error : int { none = 0, zero_division = 1, negative_power = 2 };
