@@ -9,6 +9,7 @@
 #include <kiln/data/data.h>
 #include <kiln/device.h>
 #include <kiln/dispatch.h>
+#include <kiln/distributed.h>
 #include <kiln/dtype.h>
 #include <kiln/error.h>
 #include <kiln/expanding_array.h>
