@@ -176,6 +176,116 @@ void expect_error(const std::function<void()>& f, const std::vector<std::string>
   }
 }
 
+// A small MLP; `extra` is a layer the forward does not use.
+struct NetImpl : kiln::nn::Module {
+  NetImpl(bool with_extra)
+      : fc1(register_module("fc1", kiln::nn::Linear(8, 32))),
+        fc2(register_module("fc2", kiln::nn::Linear(32, 4))) {
+    if (with_extra) extra = register_module("extra", kiln::nn::Linear(4, 4));
+  }
+  Tensor forward(Tensor x) { return fc2(kiln::tanh(fc1(x))); }
+  kiln::nn::Linear fc1, fc2;
+  kiln::nn::Linear extra{nullptr};
+};
+KILN_MODULE(Net);
+
+double max_difference(kiln::nn::Module& a, kiln::nn::Module& b) {
+  std::vector<Tensor> pa = a.parameters(), pb = b.parameters();
+  double worst = 0;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    worst = std::max(worst, (pa[i] - pb[i]).abs().max().item<double>());
+  }
+  return worst;
+}
+
+// The batch of step s: 64 rows, the same on every rank.
+std::pair<Tensor, Tensor> batch(int step) {
+  kiln::manual_seed(1000 + step);
+  return {kiln::randn({64, 8}), kiln::randn({64, 4})};
+}
+
+// DistributedDataParallel on 2 ranks, 32 rows each, equals one process on all 64 rows, step after
+// step; no_sync accumulation over two halves equals it too; unused parameters.
+void ddp() {
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  kiln::manual_seed(rank);  // different on each rank: the broadcast from rank 0 must fix that
+  Net model(false);
+  auto ddp_model = kiln::nn::parallel::DistributedDataParallel(
+      model, kiln::nn::parallel::DistributedDataParallelOptions().bucket_cap_mb(0.0005));
+  check(ddp_model->bucket_sizes().size() > 1, "several buckets");
+  Net reference(false);
+  {
+    kiln::NoGradGuard no_grad;
+    auto ps = reference->parameters(), qs = model->parameters();
+    for (size_t i = 0; i < ps.size(); ++i) ps[i].copy_(qs[i]);
+  }
+  kiln::optim::SGD opt(ddp_model->parameters(), kiln::optim::SGDOptions(0.1));
+  kiln::optim::SGD ref_opt(reference->parameters(), kiln::optim::SGDOptions(0.1));
+  int64_t per = 64 / size;
+  for (int step = 0; step < 5; ++step) {
+    auto [x, y] = batch(step);
+    opt.zero_grad();
+    auto loss = kiln::nn::functional::mse_loss(ddp_model->forward(x.narrow(0, rank * per, per)),
+                                               y.narrow(0, rank * per, per));
+    loss.backward();
+    opt.step();
+    ref_opt.zero_grad();
+    kiln::nn::functional::mse_loss(reference(x), y).backward();
+    ref_opt.step();
+    double d = max_difference(*model, *reference);
+    check(d < 1e-5,
+          "DDP step " + std::to_string(step) + " differs from one process by " + std::to_string(d));
+  }
+  // no_sync: two halves of this rank's rows, each loss halved, equal the large batch
+  for (int step = 5; step < 8; ++step) {
+    auto [x, y] = batch(step);
+    opt.zero_grad();
+    int64_t half = per / 2;
+    {
+      auto guard = ddp_model->no_sync();
+      auto l = kiln::nn::functional::mse_loss(ddp_model->forward(x.narrow(0, rank * per, half)),
+                                              y.narrow(0, rank * per, half));
+      (l / 2).backward();
+    }
+    auto l =
+        kiln::nn::functional::mse_loss(ddp_model->forward(x.narrow(0, rank * per + half, half)),
+                                       y.narrow(0, rank * per + half, half));
+    (l / 2).backward();
+    opt.step();
+    ref_opt.zero_grad();
+    kiln::nn::functional::mse_loss(reference(x), y).backward();
+    ref_opt.step();
+    double d = max_difference(*model, *reference);
+    check(d < 1e-5, "no_sync step " + std::to_string(step) + " differs by " + std::to_string(d));
+  }
+  // a parameter the forward does not use: an error without find_unused_parameters ...
+  Net with_extra(true);
+  auto strict = kiln::nn::parallel::DistributedDataParallel(with_extra);
+  auto [x, y] = batch(0);
+  expect_error([&] { kiln::nn::functional::mse_loss(strict->forward(x), y).backward(); },
+               {"DistributedDataParallel", "module.extra.weight", "find_unused_parameters"},
+               "an unused parameter");
+  // ... and with it the used gradients are averaged, the unused one stays undefined
+  Net loose_model(true);
+  auto loose = kiln::nn::parallel::DistributedDataParallel(
+      loose_model,
+      kiln::nn::parallel::DistributedDataParallelOptions().find_unused_parameters(true));
+  for (int k = 0; k < 2; ++k) {
+    for (auto& p : loose->parameters()) p.mutable_grad() = Tensor();
+    kiln::nn::functional::mse_loss(loose->forward(x.narrow(0, rank * per, per)),
+                                   y.narrow(0, rank * per, per))
+        .backward();
+    check(!loose_model->extra->weight.grad().defined(), "an unused parameter keeps no gradient");
+    Tensor g = loose_model->fc1->weight.grad().clone();
+    std::vector<Tensor> all;
+    dist::all_gather(all, g);
+    check((all[0] - all[size - 1]).abs().max().item<double>() == 0,
+          "gradients equal on every rank");
+  }
+  dist::destroy_process_group();
+}
+
 // Rank 1 dies before the all_reduce: the others fail within the timeout, naming it.
 void rank_dies() {
   init();
@@ -296,9 +406,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::map<std::string, std::function<void()>> scenarios = {
-      {"collectives", collectives}, {"rank_dies", rank_dies},     {"rank_stalls", rank_stalls},
-      {"mismatch", mismatch},       {"never_joins", never_joins}, {"bad_init", bad_init},
-      {"port_in_use", port_in_use}};
+      {"collectives", collectives}, {"rank_dies", rank_dies},
+      {"rank_stalls", rank_stalls}, {"mismatch", mismatch},
+      {"never_joins", never_joins}, {"bad_init", bad_init},
+      {"port_in_use", port_in_use}, {"ddp", ddp}};
   auto it = scenarios.find(argv[1]);
   if (it == scenarios.end()) {
     std::cerr << "dist_worker: unknown scenario " << argv[1] << "\n";

@@ -173,3 +173,8 @@ BOOST_AUTO_TEST_CASE(a_port_in_use) {
   ::close(fd);
   expect_ok(job, {0});
 }
+
+BOOST_AUTO_TEST_CASE(ddp_two_ranks_equal_one_process_with_the_whole_batch) {
+  Job job = run_job("ddp", 2, 2, 20000, 120);
+  expect_ok(job, all(2));
+}

@@ -16,6 +16,7 @@
 #include <kiln/gradcheck.h>
 #include <kiln/indexing.h>
 #include <kiln/nn.h>
+#include <kiln/nn/parallel/distributed.h>
 #include <kiln/ops.h>
 #include <kiln/optim.h>
 #include <kiln/options.h>
