@@ -73,14 +73,15 @@ Work::~Work() {
   if (thread.joinable()) thread.join();
 }
 
-void Work::finish(std::string error) {
+void Work::finish(std::string error, int32_t kind) {
   std::lock_guard<std::mutex> lock(mutex_);
   done_ = true;
   error_ = std::move(error);
+  kind_ = kind;
   cv_.notify_all();
 }
 
-int Work::wait(Millis bound, std::string& error) {
+int Work::wait(Millis bound, std::string& error, int32_t& kind) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (header != nullptr && !done_) {  // a send: wait for both buffers on this thread
     lock.unlock();
@@ -101,6 +102,7 @@ int Work::wait(Millis bound, std::string& error) {
   }
   if (error_.empty()) return 0;
   error = error_;
+  kind = kind_;
   return 1;
 }
 
@@ -158,6 +160,8 @@ void Group::work_loop() {
     try {
       work->run();
       work->finish("");
+    } catch (const MismatchError& e) {
+      work->finish(e.what(), KILN_ERROR_VALUE);  // the pairs stay usable
     } catch (const std::exception& e) {
       std::string why = e.what();
       // a header mismatch leaves the pairs usable; a transport failure does not
@@ -179,10 +183,10 @@ void Group::check_headers(const Header& mine) {
   for (int r = 0; r < size_; ++r) {
     const Header& h = all[static_cast<size_t>(r)];
     if (std::memcmp(&h, &all[0], sizeof(Header)) == 0) continue;
-    throw std::runtime_error("the ranks called different operations: rank " + std::to_string(r) +
-                             " called " + describe(h) + ", rank 0 called " + describe(all[0]) +
-                             " (every rank must call the same collectives in the same order, " +
-                             "with the same sizes and dtypes)");
+    throw MismatchError("the ranks called different operations: rank " + std::to_string(r) +
+                        " called " + describe(h) + ", rank 0 called " + describe(all[0]) +
+                        " (every rank must call the same collectives in the same order, " +
+                        "with the same sizes and dtypes)");
   }
 }
 
@@ -209,6 +213,7 @@ std::shared_ptr<Work> Group::recv(const kiln_tensor& t, int peer, int tag) {
   Work* w = work.get();
   work->thread = std::thread([w, context, bound, numel, dtype, data, peer, tag] {
     std::string failure;
+    int32_t kind = KILN_ERROR_OTHER;
     try {
       auto deadline = std::chrono::steady_clock::now() + bound;
       int64_t theirs[2] = {0, 0};
@@ -227,11 +232,12 @@ std::shared_ptr<Work> Group::recv(const kiln_tensor& t, int peer, int tag) {
                   " elements of " + dtype_name(static_cast<int32_t>(theirs[0])) +
                   ", but this rank receives " + std::to_string(numel) + " elements of " +
                   dtype_name(dtype) + " (tag " + std::to_string(tag) + ")";
+        kind = KILN_ERROR_VALUE;
       }
     } catch (const std::exception& e) {
       failure = e.what();
     }
-    w->finish(failure);
+    w->finish(failure, kind);
   });
   return work;
 }

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,13 +32,18 @@ namespace kiln_gloo {
 
 using Millis = std::chrono::milliseconds;
 
+// Ranks whose calls differ (sizes, dtypes, operations): reported as KILN_ERROR_VALUE.
+struct MismatchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class Work {
  public:
   virtual ~Work();
-  // Marks the work finished; `error` empty for success.
-  void finish(std::string error);
-  // 0 when it succeeded; 1 with `error` set when it failed or is not done after `timeout`.
-  int wait(Millis timeout, std::string& error);
+  // Marks the work finished; `error` empty for success; `kind` a kiln_error_kind.
+  void finish(std::string error, int32_t kind = KILN_ERROR_OTHER);
+  // 0 when it succeeded; 1 with `error` and `kind` set when it failed or is not done in time.
+  int wait(Millis timeout, std::string& error, int32_t& kind);
   bool completed();
 
   std::function<void()> run;  // a queued collective's body; throws on failure
@@ -51,6 +57,7 @@ class Work {
   std::condition_variable cv_;
   bool done_ = false;
   std::string error_;
+  int32_t kind_ = KILN_ERROR_OTHER;
 };
 
 // What one rank called, compared across ranks before a collective moves data.

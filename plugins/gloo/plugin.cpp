@@ -164,8 +164,9 @@ void* recv(void* group, const kiln_tensor* t, int32_t peer, int32_t tag) {
 
 kiln_status wait(void* work, int64_t timeout_ms) {
   std::string error;
-  if ((*static_cast<WorkHandle*>(work))->wait(Millis(timeout_ms), error) == 0) return 0;
-  kiln::sdk::set_error(error);
+  int32_t kind = KILN_ERROR_OTHER;
+  if ((*static_cast<WorkHandle*>(work))->wait(Millis(timeout_ms), error, kind) == 0) return 0;
+  kiln::sdk::set_error(static_cast<kiln_error_kind>(kind), error);
   return 1;
 }
 

@@ -25,9 +25,17 @@ using kiln::Tensor;
 
 int g_failures = 0;
 
+// This process's rank for messages: RANK, or OpenMPI's under mpirun.
+std::string rank_text() {
+  for (const char* v : {"RANK", "OMPI_COMM_WORLD_RANK"}) {
+    if (const char* r = std::getenv(v)) return r;
+  }
+  return "?";
+}
+
 void check(bool ok, const std::string& what) {
   if (!ok) {
-    std::cerr << "rank " << std::getenv("RANK") << ": FAILED: " << what << "\n";
+    std::cerr << "rank " << rank_text() << ": FAILED: " << what << "\n";
     ++g_failures;
   }
 }
@@ -37,7 +45,16 @@ std::chrono::milliseconds test_timeout() {
   return std::chrono::milliseconds(t ? std::atol(t) : 20000);
 }
 
-void init() { dist::init_process_group(dist::InitProcessGroupOptions().timeout(test_timeout())); }
+// KILN_TEST_BACKEND picks the backend (gloo by default).
+std::string backend() {
+  const char* b = std::getenv("KILN_TEST_BACKEND");
+  return b ? b : "gloo";
+}
+
+void init() {
+  dist::init_process_group(
+      dist::InitProcessGroupOptions().backend(backend()).timeout(test_timeout()));
+}
 
 // Rank r's input of n elements: small integers, exact in every dtype and their products too.
 Tensor input(int rank, int64_t n, kiln::ScalarType dtype) {
@@ -76,7 +93,7 @@ const std::vector<kiln::ScalarType> kDtypes = {kiln::kBool,  kiln::kByte,     ki
 void collectives() {
   init();
   int rank = dist::get_rank(), size = dist::get_world_size();
-  check(dist::is_initialized() && dist::get_backend() == "gloo", "initialized with gloo");
+  check(dist::is_initialized() && dist::get_backend() == backend(), "initialized");
   const int64_t n = 7;
   for (kiln::ScalarType dtype : kDtypes) {
     std::string name = kiln::dtype_name(dtype);
@@ -170,7 +187,7 @@ void expect_error(const std::function<void()>& f, const std::vector<std::string>
     check(false, what + ": no error");
   } catch (const kiln::Error& e) {
     std::string m = e.what();
-    std::cerr << "rank " << std::getenv("RANK") << ": " << what << ": " << m << "\n";
+    std::cerr << "rank " << rank_text() << ": " << what << ": " << m << "\n";
     for (const std::string& p : parts)
       check(m.find(p) != std::string::npos, what + ": '" + p + "' not in: " + m);
   }
@@ -318,6 +335,15 @@ void mismatch() {
                {"all_reduce", "rank 1 called all_reduce with 5 elements"}, "sizes differ");
   Tensor u = kiln::ones({4}, kiln::TensorOptions().dtype(rank == 1 ? kiln::kDouble : kiln::kFloat));
   expect_error([&] { dist::all_reduce(u); }, {"all_reduce", "of float64"}, "dtypes differ");
+  // a mismatch is the caller's error (ValueError), with no search for a lost rank
+  try {
+    Tensor w = kiln::ones({rank == 1 ? 3 : 2});
+    dist::all_reduce(w);
+    check(false, "sizes differ again: no error");
+  } catch (const kiln::ValueError& e) {
+    check(std::string(e.what()).find("did not answer") == std::string::npos,
+          std::string("a mismatch blames no rank as lost: ") + e.what());
+  }
   // the group still works afterwards
   Tensor v = kiln::ones({4});
   dist::all_reduce(v);
@@ -418,8 +444,7 @@ int main(int argc, char** argv) {
   try {
     it->second();
   } catch (const std::exception& e) {
-    std::cerr << "rank " << (std::getenv("RANK") ? std::getenv("RANK") : "?")
-              << ": unexpected: " << e.what() << "\n";
+    std::cerr << "rank " << rank_text() << ": unexpected: " << e.what() << "\n";
     return 2;
   }
   return g_failures == 0 ? 0 : 1;

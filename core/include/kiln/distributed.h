@@ -7,8 +7,9 @@
 //   kiln::distributed::all_reduce(grad, kiln::distributed::ReduceOp::SUM);
 //
 // init_method: "env://" reads MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE (as torchrun and
-// kiln-launch set them; rank and world_size given in the options win); "tcp://host:port" takes
-// rank and world_size from the options; "file:///path" rendezvous through a file every rank
+// kiln-launch set them; rank and world_size given in the options win; under OpenMPI's mpirun,
+// RANK and WORLD_SIZE default to OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE); "tcp://host:port"
+// takes rank and world_size from the options; "file:///path" rendezvous through a file every rank
 // reaches (it must not be left over from an earlier job). See Note [Rendezvous stores].
 //
 // Every collective is called by every rank of the group in the same order. Tensors may have any

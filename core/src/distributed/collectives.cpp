@@ -131,7 +131,8 @@ bool Work::wait(std::chrono::milliseconds timeout) {
     } else {
       kiln::detail::PluginError e = kiln::detail::take_plugin_failure();
       if (e.message.empty()) e.message = str("no answer within ", bound.count(), " ms");
-      e.message += detail::diagnose(*s.group, s.seq);
+      // a mismatch between the ranks' calls (ValueError) needs no search for a lost rank
+      if (e.kind != KILN_ERROR_VALUE) e.message += detail::diagnose(*s.group, s.seq);
       try {
         kiln::detail::throw_plugin_error(detail::where(*s.group, s.op) + ": ", e);
       } catch (...) {

@@ -79,8 +79,19 @@ Rendezvous parse_init_method(const InitProcessGroupOptions& o) {
                      "'env://' needs the environment variable MASTER_PORT (the port rank 0 ",
                      "serves the rendezvous on, e.g. 29500), which is not set");
     r.port = parse_port(port, "the environment variable MASTER_PORT=");
-    if (r.rank < 0) r.rank = env_int("RANK", "this process's rank, 0 to WORLD_SIZE - 1");
-    if (r.world_size < 0) r.world_size = env_int("WORLD_SIZE", "the number of processes");
+    // under OpenMPI's mpirun, RANK and WORLD_SIZE default to the MPI job's
+    auto mpi_or = [](const char* name, const char* mpi_name) {
+      const char* v = std::getenv(name);
+      return (v == nullptr || *v == '\0') && std::getenv(mpi_name) != nullptr ? mpi_name : name;
+    };
+    if (r.rank < 0) {
+      r.rank = env_int(mpi_or("RANK", "OMPI_COMM_WORLD_RANK"),
+                       "this process's rank, 0 to WORLD_SIZE - 1");
+    }
+    if (r.world_size < 0) {
+      r.world_size =
+          env_int(mpi_or("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"), "the number of processes");
+    }
   } else if (m.rfind("tcp://", 0) == 0) {
     r.kind = "tcp";
     std::string rest = m.substr(6);
