@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
@@ -303,6 +304,40 @@ void ddp() {
   dist::destroy_process_group();
 }
 
+// autocast + GradScaler under DDP: an inf on rank 1 alone reaches every rank through the averaged
+// gradients, so every rank skips the step and backs off the scale.
+void ddp_amp() {
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  kiln::manual_seed(rank);
+  Net model(false);
+  auto ddp_model = kiln::nn::parallel::DistributedDataParallel(model);
+  kiln::optim::SGD opt(ddp_model->parameters(), kiln::optim::SGDOptions(0.1));
+  kiln::amp::GradScaler scaler;
+  int64_t per = 64 / size;
+  for (int step = 0; step < 3; ++step) {
+    auto [x, y] = batch(step);
+    opt.zero_grad();
+    Tensor loss;
+    {
+      kiln::amp::autocast guard("cpu");
+      loss = kiln::nn::functional::mse_loss(ddp_model->forward(x.narrow(0, rank * per, per)),
+                                            y.narrow(0, rank * per, per).to(kiln::kBFloat16));
+    }
+    if (step == 1 && rank == 1) loss = loss * std::numeric_limits<float>::infinity();
+    scaler.scale(loss).backward();
+    Tensor before = model->fc1->weight.clone();
+    double scale = scaler.get_scale();
+    scaler.step(opt);
+    scaler.update();
+    bool moved = (model->fc1->weight - before).abs().max().item<double>() > 0;
+    check(moved == (step != 1),
+          "step " + std::to_string(step) + (step == 1 ? " skipped" : " taken") + " on every rank");
+    check((scaler.get_scale() < scale) == (step == 1), "the scale backs off only after the inf");
+  }
+  dist::destroy_process_group();
+}
+
 // Rank 1 dies before the all_reduce: the others fail within the timeout, naming it.
 void rank_dies() {
   init();
@@ -435,7 +470,8 @@ int main(int argc, char** argv) {
       {"collectives", collectives}, {"rank_dies", rank_dies},
       {"rank_stalls", rank_stalls}, {"mismatch", mismatch},
       {"never_joins", never_joins}, {"bad_init", bad_init},
-      {"port_in_use", port_in_use}, {"ddp", ddp}};
+      {"port_in_use", port_in_use}, {"ddp", ddp},
+      {"ddp_amp", ddp_amp}};
   auto it = scenarios.find(argv[1]);
   if (it == scenarios.end()) {
     std::cerr << "dist_worker: unknown scenario " << argv[1] << "\n";

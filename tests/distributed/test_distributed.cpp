@@ -178,3 +178,8 @@ BOOST_AUTO_TEST_CASE(ddp_two_ranks_equal_one_process_with_the_whole_batch) {
   Job job = run_job("ddp", 2, 2, 20000, 120);
   expect_ok(job, all(2));
 }
+
+BOOST_AUTO_TEST_CASE(ddp_autocast_and_grad_scaler_skip_on_every_rank) {
+  Job job = run_job("ddp_amp", 2, 2, 20000, 120);
+  expect_ok(job, all(2));
+}
