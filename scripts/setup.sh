@@ -9,6 +9,8 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev  # oneDNN for the CPU plugin (its CMake config needs OpenCL)
   libtbb-dev                    # oneTBB for the CPU plugin
   libarchive-dev                # tar shards for the dataset plugin
+  libgloo-dev                   # the gloo communication backend (distributed training)
+  libopenmpi-dev openmpi-bin    # the mpi communication backend, and mpirun for its tests
   libpng-dev libjpeg62-turbo-dev nlohmann-json3-dev  # png, jpg and json decoders (datasets)
   clang-14 libclang-rt-14-dev   # the clang build (CI) and the libFuzzer targets
   clang-format-14               # scripts/check_format.sh (CI), .clang-format

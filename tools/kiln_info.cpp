@@ -1,6 +1,7 @@
 // kiln-info: what this kiln can do here. Prints the core's plugin ABI, the folders searched for
-// plugins, each plugin file with its state (and why, when it did not load), the devices, and for
-// each operator the device types that have a kernel for it.
+// plugins, each plugin file with its state (and why, when it did not load), the devices, the
+// communication backends (and why one is unavailable), and for each operator the device types
+// that have a kernel for it.
 //
 //   kiln-info [--plugin FILE]... [--json]
 //   kiln-info --update-primitives-doc docs/primitives.md
@@ -40,6 +41,7 @@ struct Report {
   std::vector<std::string> search_path;
   std::vector<kiln::PluginInfo> plugins;
   std::vector<std::pair<std::string, std::string>> devices;  // "cpu:0", its description
+  std::vector<kiln::distributed::CommBackendInfo> comm_backends;
   std::vector<OperatorRow> operators;
 };
 
@@ -93,6 +95,7 @@ Report gather(const Options& options) {
     }
     r.devices.emplace_back(d.str(), description);
   }
+  r.comm_backends = kiln::distributed::comm_backends();
   for (const kiln::OperatorBase* op : kiln::all_operators()) {
     OperatorRow row{op->name(), !op->is_primitive(), {}};
     const kiln::OperatorBase* kernels = op->functional();  // add_ runs add's kernels
@@ -147,6 +150,12 @@ void print_text(const Report& r) {
   for (const auto& [device, description] : r.devices) {
     std::cout << "  " << device << "  " << description << "\n";
   }
+  std::cout << "\ncommunication backends (" << r.comm_backends.size() << "):\n";
+  for (const kiln::distributed::CommBackendInfo& b : r.comm_backends) {
+    std::cout << "  " << b.name << "  "
+              << (b.available ? "available (" + b.plugin + ")" : "unavailable: " + b.reason)
+              << "\n";
+  }
   std::cout << "\noperators (" << r.operators.size() << "): device types with a kernel\n";
   for (const OperatorRow& op : r.operators) {
     std::string name = op.name;
@@ -198,6 +207,14 @@ void print_json(const Report& r) {
   for (size_t i = 0; i < r.devices.size(); ++i) {
     std::cout << (i ? ",\n" : "\n") << "    {\"device\": " << quoted(r.devices[i].first)
               << ", \"description\": " << quoted(r.devices[i].second) << "}";
+  }
+  std::cout << "\n  ],\n  \"comm_backends\": [";
+  for (size_t i = 0; i < r.comm_backends.size(); ++i) {
+    const kiln::distributed::CommBackendInfo& b = r.comm_backends[i];
+    std::cout << (i ? ",\n" : "\n") << "    {\"name\": " << quoted(b.name)
+              << ", \"plugin\": " << quoted(b.plugin)
+              << ", \"available\": " << (b.available ? "true" : "false")
+              << ", \"reason\": " << quoted(b.reason) << "}";
   }
   std::cout << "\n  ],\n  \"operators\": [";
   for (size_t i = 0; i < r.operators.size(); ++i) {

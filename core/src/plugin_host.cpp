@@ -3,6 +3,7 @@
 #include "plugin_host.h"
 
 #include "data/registry.h"
+#include "distributed/registry.h"
 #include "runtime.h"
 
 #include <kiln/dispatch.h>
@@ -86,6 +87,18 @@ void host_set_error_kind(int32_t kind, const char* message) {
 }
 
 void host_set_error(const char* message) { host_set_error_kind(KILN_ERROR_OTHER, message); }
+
+// Communication backends (ABI 1.3): see Note [Staged registrations].
+kiln_status host_register_comm_backend(const char* name, const kiln_comm_ops* ops, void* self) {
+  try {
+    KILN_CHECK(host().open, "register_comm_backend called outside kiln_plugin_init");
+    distributed::detail::register_backend(host().plugin, name, ops, self);
+    return 0;
+  } catch (...) {
+    fail("register_comm_backend");
+    return 1;
+  }
+}
 
 void host_log(int32_t level, const char* message) {
   try {
@@ -196,9 +209,17 @@ kiln_status host_register_decoder(const char* extension, kiln_decode_fn fn, void
 
 const kiln_host& host_table() {
   static const kiln_host table = {
-      sizeof(kiln_host),     KILN_ABI_MAJOR,      KILN_ABI_MINOR, host_register_device,
-      host_register_kernel,  host_set_error,      host_log,       host_register_source,
-      host_register_decoder, host_set_error_kind,
+      sizeof(kiln_host),
+      KILN_ABI_MAJOR,
+      KILN_ABI_MINOR,
+      host_register_device,
+      host_register_kernel,
+      host_set_error,
+      host_log,
+      host_register_source,
+      host_register_decoder,
+      host_set_error_kind,
+      host_register_comm_backend,
   };
   return table;
 }
@@ -220,6 +241,10 @@ std::string describe_current_exception() {
   } catch (...) {
     return str("an exception of type ", type_name, ", not a std::exception");
   }
+}
+
+void set_plugin_error(int32_t kind, const std::string& message) {
+  host_set_error_kind(kind, message.c_str());
 }
 
 std::string take_plugin_error() { return take_plugin_failure().message; }
@@ -312,11 +337,13 @@ std::vector<std::string> discard_registrations() {
   h.devices.clear();
   h.kernels.clear();
   if (h.plugin >= 0) data::detail::unregister_plugin(h.plugin);
+  if (h.plugin >= 0) distributed::detail::unregister_plugin(h.plugin);
   return names;
 }
 
 void unregister_plugin(int index) {
   data::detail::unregister_plugin(index);
+  distributed::detail::unregister_plugin(index);
   for (OperatorBase* op : all_operators()) {
     for (int t = 0; t < kMaxDeviceTypes; ++t) {
       auto type = static_cast<DeviceType>(t);

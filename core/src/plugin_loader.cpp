@@ -11,6 +11,7 @@
 // deliberately leaked, and nothing is unloaded at exit.
 #include "block_cache.h"
 #include "data/registry.h"
+#include "distributed/registry.h"
 #include "elf_arch.h"
 #include "plugin_host.h"
 #include "runtime.h"
@@ -409,6 +410,10 @@ void unload_plugin(const std::string& path) {
   for (const data::detail::DecoderEntry& e : data::detail::all_decoders()) {
     KILN_CHECK(e.plugin != index, "unload_plugin: refused for ", canonical, ": it registered ",
                "the decoder of '.", e.extension, "'; decoder plugins stay loaded");
+  }
+  for (const distributed::detail::BackendEntry& e : distributed::detail::all_backends()) {
+    KILN_CHECK(e.plugin != index, "unload_plugin: refused for ", canonical, ": it registered ",
+               "the communication backend '", e.name, "'; backend plugins stay loaded");
   }
   // the block cache keeps large blocks of dead storages: they go back to the plugin first
   for (int t = 0; t < kMaxDeviceTypes; ++t) {

@@ -53,6 +53,8 @@ struct PluginError {
   int32_t kind = KILN_ERROR_OTHER;
   std::string message;
 };
+// Sets this thread's plugin error, as host->set_error_kind does (for host functions that fail).
+void set_plugin_error(int32_t kind, const std::string& message);
 // The error a plugin set on this thread, with its kind; clears it.
 PluginError take_plugin_failure();
 // Throws the kiln::Error subclass of the error's kind with `where` + its message (see Note [Error

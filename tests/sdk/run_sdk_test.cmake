@@ -9,7 +9,7 @@
 #   4. the curve fit of "Effective PyTorch" trains on ref with KILN_DEVICE=ref (default_device()
 #      picks it);
 #   5. sdk-consumer: devices, moves, CPU fallback, the csv source through a DataLoader, a module
-#      moved to ref trains;
+#      moved to ref trains, the solo communication backend runs a world of one;
 #   6. the csv plugin built with `c++ $(pkg-config --cflags --libs kiln-sdk)` loads too.
 # Inputs: BUILD_DIR SOURCE_DIR WORK_DIR CXX SANITIZE LIBDIR
 cmake_minimum_required(VERSION 3.25)
@@ -62,7 +62,7 @@ if(out MATCHES "warning:")
   message(FATAL_ERROR "the examples build with warnings:\n${out}")
 endif()
 run(out ${CMAKE_COMMAND} --install ${WORK_DIR}/project)
-foreach(p kiln_ref kiln_null kiln_csv)
+foreach(p kiln_ref kiln_null kiln_csv kiln_solo)
   if(NOT EXISTS ${plugin_dir}/${p}.so)
     message(FATAL_ERROR "kiln_add_plugin did not install ${p}.so into ${plugin_dir}:\n${out}")
   endif()
@@ -81,11 +81,13 @@ endif()
 
 # --- 3. kiln-info lists them --------------------------------------------------------------------
 run(info ${clean_env} ${prefix}/bin/kiln-info)
-foreach(p ref null csv)
+foreach(p ref null csv solo)
   expect("${info}" "file: +${plugin_dir}/kiln_${p}\\.so\n    name: +${p}\n(    [^\n]*\n)*    state: +loaded\n"
          "kiln-info")
 endforeach()
 expect("${info}" "ref:0[^\n]*reference device" "kiln-info (devices)")
+expect("${info}" "communication backends \\([0-9]+\\):\n(  [^\n]*\n)*  solo  available \\(${plugin_dir}/kiln_solo\\.so\\)"
+       "kiln-info (communication backends)")
 
 # --- 3b. the installed kiln-plugin-check passes the ref device --------------------------------
 run(out ${clean_env} ${prefix}/bin/kiln-plugin-check ${plugin_dir}/kiln_ref.so)

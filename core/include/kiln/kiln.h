@@ -9,12 +9,14 @@
 #include <kiln/data/data.h>
 #include <kiln/device.h>
 #include <kiln/dispatch.h>
+#include <kiln/distributed.h>
 #include <kiln/dtype.h>
 #include <kiln/error.h>
 #include <kiln/expanding_array.h>
 #include <kiln/gradcheck.h>
 #include <kiln/indexing.h>
 #include <kiln/nn.h>
+#include <kiln/nn/parallel/distributed.h>
 #include <kiln/ops.h>
 #include <kiln/optim.h>
 #include <kiln/options.h>

@@ -6,10 +6,13 @@
 #include "../tensor_internal.h"
 
 #include <kiln/autograd.h>
+#include <kiln/autograd/queue_callback.h>
 #include <kiln/error.h>
 #include <kiln/ops.h>
 
 #include <atomic>
+#include <deque>
+#include <functional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -165,7 +168,29 @@ void execute(GraphTask& task, Node* n) {
   }
 }
 
+// queue_callback's queue: the depth of nested backward passes on this thread, and the callbacks
+// of the outermost one.
+thread_local int t_backward_depth = 0;
+thread_local std::deque<std::function<void()>> t_callbacks;
+
+struct BackwardScope {
+  BackwardScope() { ++t_backward_depth; }
+  ~BackwardScope() {
+    if (--t_backward_depth == 0) t_callbacks.clear();  // after a failure: drop them
+  }
+  // Runs the callbacks queued during the outermost pass.
+  void finish() {
+    if (t_backward_depth != 1) return;
+    while (!t_callbacks.empty()) {
+      std::function<void()> f = std::move(t_callbacks.front());
+      t_callbacks.pop_front();
+      f();
+    }
+  }
+};
+
 void run(GraphTask& task, const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads) {
+  BackwardScope scope;
   std::vector<Node*> root_nodes;
   for (size_t i = 0; i < roots.size(); ++i) {
     Node* n = roots[i].function.get();
@@ -193,6 +218,7 @@ void run(GraphTask& task, const std::vector<Edge>& roots, const std::vector<Tens
       if (--task.dependencies[next] == 0 && queued.insert(next).second) ready.push(next);
     }
   }
+  scope.finish();
 }
 
 // The gradient edges of the outputs, and their initial gradients (1 for one-element outputs).
@@ -219,6 +245,12 @@ void collect_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>
 }
 
 }  // namespace
+
+void queue_callback(std::function<void()> callback) {
+  KILN_CHECK(t_backward_depth > 0, "queue_callback: no backward pass runs on this thread (call it ",
+             "from a gradient hook)");
+  t_callbacks.push_back(std::move(callback));
+}
 
 bool AnomalyMode::is_enabled() { return g_anomaly_enabled.load(std::memory_order_relaxed); }
 bool AnomalyMode::should_check_nan() { return g_anomaly_check_nan.load(std::memory_order_relaxed); }

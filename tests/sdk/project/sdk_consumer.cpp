@@ -15,6 +15,7 @@
 //     DataLoader from the csv source, each row once, bad rows skipped with a warning;
 //   - nn::Linear moved with .to(Device("ref")) trains on them with Adam, on ref.
 #include <kiln/data/data.h>
+#include <kiln/distributed.h>
 #include <kiln/kiln.h>
 #include <kiln/nn.h>
 #include <kiln/optim.h>
@@ -212,6 +213,34 @@ void check_training(const std::string& spec) {
 
 }  // namespace
 
+// The "solo" communication backend (sdk/examples/solo-comm): a world of one process through a
+// file store; the collectives keep or copy the data, on ref and on cpu; send has no peer.
+void check_solo_backend(const fs::path& work) {
+  namespace dist = kiln::distributed;
+  fs::create_directories(work);
+  dist::init_process_group(dist::InitProcessGroupOptions()
+                               .backend("solo")
+                               .init_method("file://" + (work / "store").string())
+                               .rank(0)
+                               .world_size(1));
+  check(dist::get_world_size() == 1 && dist::get_backend() == "solo", "solo: the group");
+  Tensor t = kiln::arange(6, kiln::TensorOptions().dtype(kiln::kFloat)).to(Device("ref"));
+  dist::all_reduce(t, dist::ReduceOp::AVG);
+  check(t.device() == Device("ref") && t.sum().item<float>() == 15.f, "solo: all_reduce on ref");
+  std::vector<Tensor> parts;
+  dist::all_gather(parts, t);
+  check(parts.size() == 1 && parts[0].sum().item<float>() == 15.f, "solo: all_gather");
+  bool refused = false;
+  try {
+    dist::send(t, 0);
+  } catch (const kiln::Error& e) {
+    refused = std::string(e.what()).find("send") != std::string::npos;
+  }
+  check(refused, "solo: send to itself is an error");
+  dist::destroy_process_group();
+  passed("the solo communication backend runs a world of one");
+}
+
 int main(int argc, char** argv) {
   std::string expected_default = "cpu:0";
   fs::path work = fs::temp_directory_path() / "kiln_sdk_consumer";
@@ -231,6 +260,7 @@ int main(int argc, char** argv) {
     std::string spec = write_csv(work / "csv");
     check_reading(spec);
     check_training(spec);
+    check_solo_backend(work / "solo");
     std::cout << "sdk-consumer: all checks passed\n";
     return 0;
   } catch (const std::exception& e) {

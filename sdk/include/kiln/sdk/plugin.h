@@ -10,6 +10,10 @@
  * What a data-source plugin registers (ABI 1.1): sources by scheme ("tar") and decoders by file
  * extension ("png"); see "Data sources and decoders" below and docs/writing-a-data-source.md.
  *
+ * What a communication plugin registers (ABI 1.3): backends by name ("gloo", "mpi"), each a
+ * table of collectives (kiln_comm_ops); see "Communication backends" below and
+ * docs/writing-a-comm-backend.md.
+ *
  * What a device plugin registers:
  *   - a device type by name ("cpu", "cuda", "mydev") with its device operations
  *     (kiln_device_ops: count, describe, alloc, free, copy to and from host memory);
@@ -42,7 +46,7 @@
 #include <stdint.h>
 
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 2
+#define KILN_ABI_MINOR 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -256,6 +260,93 @@ typedef enum kiln_error_kind {
  * the kind. New plugins report the kind instead (kiln/sdk/host.hpp maps C++ exceptions to
  * kinds). An unknown kind raises kiln::Error with a message that names it. */
 
+/* --- Communication backends (ABI 1.3) -------------------------------------------------------
+ *
+ * A communication backend moves tensors between the processes ("ranks") of a group: the core's
+ * kiln::distributed API (process groups, DistributedDataParallel) calls it through
+ * kiln_comm_ops. Everything above one group's wire is the core's: the rendezvous store (a file
+ * store or a TCP store served by rank 0), sub-groups, dtypes a backend does not reduce (the core
+ * widens float16 and bfloat16 to float32 and reduces bool as uint8), tensors on devices whose
+ * memory the host cannot read (the core copies them through host memory), and the work handles'
+ * exceptions. A backend therefore sees:
+ *   - contiguous tensors in host-readable memory (kiln_tensor with row-major strides), of dtypes
+ *     bool excepted; reductions only on U8, I8, I16, I32, I64, F32 and F64;
+ *   - the same sequence of calls on every rank of a group, from one thread at a time per group.
+ * Every call is asynchronous: it returns a work handle at once (the collective may run on the
+ * backend's own thread) that the core waits on, always with a bound. A backend must turn every
+ * failure into an error, never a hang past the timeout nor a crash: a peer that died or never
+ * answers, and sizes or dtypes that differ across ranks (it compares a small header, or its
+ * library does), each with a message naming the operation, the group and the rank at fault. */
+
+/* Reductions of all_reduce and reduce_scatter. The values are part of the ABI. */
+typedef enum kiln_reduce_op {
+  KILN_REDUCE_SUM = 0,
+  KILN_REDUCE_AVG = 1, /* the sum divided by the world size (floating dtypes only) */
+  KILN_REDUCE_MIN = 2,
+  KILN_REDUCE_MAX = 3,
+  KILN_REDUCE_PRODUCT = 4
+} kiln_reduce_op;
+
+/* The rendezvous store of a group: a key-value store every rank of the group reaches, for the
+ * backend to exchange addresses at creation. Keys are already private to the group. Each function
+ * returns 0, or non-zero after setting an error (timeout, store lost). */
+typedef struct kiln_store {
+  uint32_t struct_size;
+  void* self; /* passed back to every function */
+  kiln_status (*set)(void* self, const char* key, const void* data, uint64_t size);
+  /* Waits (at most timeout_ms) until `key` exists, then calls emit(ctx, data, size) once. */
+  kiln_status (*get)(void* self, const char* key, int64_t timeout_ms,
+                     void (*emit)(void* ctx, const void* data, uint64_t size), void* ctx);
+  /* Adds delta to the integer stored at `key` (0 when absent); the new value in *value. */
+  kiln_status (*add)(void* self, const char* key, int64_t delta, int64_t* value);
+} kiln_store;
+
+/* What the core asks a backend to create a group from. */
+typedef struct kiln_comm_group_options {
+  uint32_t struct_size;
+  int32_t rank;       /* this process's rank in the group, 0 <= rank < world_size */
+  int32_t world_size; /* number of ranks */
+  int64_t timeout_ms; /* the bound of creation and of every operation of the group */
+  const kiln_store* store;
+  const char* group_name; /* for messages: "default", "group 1" */
+} kiln_comm_group_options;
+
+/* What a backend provides, registered by name with host->register_comm_backend. `self` is the
+ * pointer the plugin passed there; a group and a work are the backend's own opaque handles. The
+ * collectives return a work, or NULL after set_error (an argument the backend refuses). */
+typedef struct kiln_comm_ops {
+  uint32_t struct_size;
+  /* Joins the group (waits for every rank, at most timeout_ms); NULL after set_error, naming the
+   * ranks that never joined. */
+  void* (*create_group)(void* self, const kiln_comm_group_options* options);
+  /* Leaves the group: works not yet waited for are abandoned. */
+  void (*destroy_group)(void* group);
+  /* Reduces `tensor` across the ranks in place with a kiln_reduce_op. */
+  void* (*all_reduce)(void* group, const kiln_tensor* tensor, int32_t op);
+  /* Copies rank `root`'s tensor into the others'. */
+  void* (*broadcast)(void* group, const kiln_tensor* tensor, int32_t root);
+  /* output (world_size x input's elements, rank r's at r) gets every rank's input. */
+  void* (*all_gather)(void* group, const kiln_tensor* output, const kiln_tensor* input);
+  /* Reduces input (world_size x output's elements) across ranks; rank r keeps part r. */
+  void* (*reduce_scatter)(void* group, const kiln_tensor* output, const kiln_tensor* input,
+                          int32_t op);
+  /* Completes when every rank has entered it. */
+  void* (*barrier)(void* group);
+  /* Point to point: to rank `peer` / from rank `peer`, matched by tag. */
+  void* (*send)(void* group, const kiln_tensor* tensor, int32_t peer, int32_t tag);
+  void* (*recv)(void* group, const kiln_tensor* tensor, int32_t peer, int32_t tag);
+  /* Waits for a work at most timeout_ms: 0 done; non-zero failed or timed out (error set, and the
+   * work stays failed). May be called again after a failure, and from any thread. */
+  kiln_status (*wait)(void* work, int64_t timeout_ms);
+  /* 1 when the work has finished (succeeded or failed), 0 while it runs; never blocks. */
+  int32_t (*is_completed)(void* work);
+  /* Frees a work, finished or not (an unfinished one completes or fails on its own). */
+  void (*free_work)(void* work);
+  /* 1 when tensors may live on device type `device_type` (a kiln_device.type); optional: NULL
+   * means host memory only, and the core stages other tensors through host memory. */
+  int32_t (*accepts_device)(void* self, int32_t device_type);
+} kiln_comm_ops;
+
 /* Log levels for host->log. */
 #define KILN_LOG_DEBUG 0
 #define KILN_LOG_INFO 1
@@ -288,6 +379,10 @@ typedef struct kiln_host {
    * exception the core raises for a failed kernel or decoder; see Note [Error kinds]. Other
    * entry points may call it too (the core reads their message). */
   void (*set_error_kind)(int32_t kind, const char* message);
+  /* --- ABI 1.3 (a plugin checks struct_size before it calls this) --- */
+  /* Registers a communication backend by name ("gloo"); non-zero (with an error set) when another
+   * plugin has the name. `ops` and `self` must stay valid while the plugin is loaded. */
+  kiln_status (*register_comm_backend)(const char* name, const kiln_comm_ops* ops, void* self);
 } kiln_host;
 
 /* What kiln_plugin_query returns: static data owned by the plugin. */
@@ -309,7 +404,7 @@ typedef struct kiln_plugin_info {
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void); /* no side effects */
 /* 1: can run here; 0: cannot (reason via host->set_error): the plugin is listed, not used. */
 KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host);
-/* Registers devices, kernels, sources and decoders. Non-zero (with an error set): the plugin is
+/* Registers devices, kernels, sources, decoders and communication backends. Non-zero (with an error set): the plugin is
  * refused and everything it registered is removed. */
 KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host);
 

@@ -1,0 +1,98 @@
+// DistributedDataParallel, as PyTorch's torch.nn.parallel.DistributedDataParallel: wraps a module
+// so that each rank of a process group trains a replica on its own part of the batch and the
+// gradients are averaged across ranks during backward.
+//
+//   kiln::distributed::init_process_group();   // env://, as kiln-launch sets it
+//   auto ddp = kiln::nn::parallel::DistributedDataParallel(model);
+//   auto loss = kiln::nn::functional::mse_loss(ddp(x), y);  // ddp->forward(x)
+//   loss.backward();                                        // gradients averaged over ranks
+//   optimizer.step();
+//
+// When built, it broadcasts the module's parameters and buffers from rank 0, and buffers again
+// before each forward (broadcast_buffers). See Note [Gradient buckets] in
+// core/src/nn/parallel/reducer.cpp for how gradients travel.
+#pragma once
+
+#include <kiln/distributed.h>
+#include <kiln/nn/module.h>
+#include <kiln/nn/modules/any.h>
+#include <kiln/nn/options.h>
+
+#include <memory>
+#include <ostream>
+#include <utility>
+
+namespace kiln::nn::parallel {
+
+struct KILN_API DistributedDataParallelOptions {
+  // The group whose ranks hold the replicas; null: the default group.
+  KILN_ARG(distributed::ProcessGroupPtr, process_group) = nullptr;
+  // The size of a gradient bucket in MiB (the first bucket is 1 MiB, as PyTorch's).
+  KILN_ARG(double, bucket_cap_mb) = 25.0;
+  // Parameters the forward did not use are marked ready at once (a traversal of the graph after
+  // each forward); without it, such a parameter is an error at the end of backward.
+  KILN_ARG(bool, find_unused_parameters) = false;
+  // Buffers (running statistics) are broadcast from rank 0 before each forward.
+  KILN_ARG(bool, broadcast_buffers) = true;
+};
+
+class Reducer;
+
+class KILN_API DistributedDataParallelImpl : public Module {
+ public:
+  template <class M>
+  explicit DistributedDataParallelImpl(M module, const DistributedDataParallelOptions& options = {})
+      : module_(module) {
+    init(module_.ptr(), options);
+  }
+
+  // Calls the wrapped module's forward; gradients of its output are synchronised in backward
+  // (unless inside no_sync()).
+  template <class ReturnType = Tensor, class... Args>
+  ReturnType forward(Args&&... args) {
+    before_forward();
+    ReturnType out = module_.forward<ReturnType>(std::forward<Args>(args)...);
+    if constexpr (std::is_same_v<ReturnType, Tensor>) {
+      after_forward({out});
+    } else {
+      after_forward({});
+    }
+    return out;
+  }
+
+  // While the guard lives, backward passes accumulate gradients locally without communicating
+  // (gradient accumulation); the first backward after it averages the accumulated gradients.
+  class KILN_API NoSyncGuard {
+   public:
+    explicit NoSyncGuard(DistributedDataParallelImpl& ddp);
+    ~NoSyncGuard();
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+   private:
+    DistributedDataParallelImpl& ddp_;
+    bool previous_;
+  };
+  NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+
+  // The wrapped module (registered as "module": parameters are named "module.weight", ...).
+  std::shared_ptr<Module> module() const { return module_.ptr(); }
+  const DistributedDataParallelOptions& options() const { return options_; }
+  // The buckets' sizes in elements, in the order they are reduced (for tests and tuning).
+  std::vector<int64_t> bucket_sizes() const;
+
+  void pretty_print(std::ostream& stream) const override;
+
+ private:
+  void init(std::shared_ptr<Module> module, const DistributedDataParallelOptions& options);
+  void before_forward();
+  void after_forward(const std::vector<Tensor>& outputs);
+
+  AnyModule module_;
+  DistributedDataParallelOptions options_;
+  std::shared_ptr<Reducer> reducer_;
+  bool require_sync_ = true;
+};
+KILN_MODULE(DistributedDataParallel);
+
+}  // namespace kiln::nn::parallel

@@ -1,0 +1,245 @@
+#include "group.hpp"
+
+#include "reduce.hpp"
+#include "store.hpp"
+
+#include <gloo/allgather.h>
+#include <gloo/common/error.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace kiln_gloo {
+namespace {
+
+// Point-to-point slots: a prefix gloo's collectives do not use, the tag, header or data.
+uint64_t p2p_slot(int tag, int part) {
+  return (uint64_t{0x20} << 56) | (static_cast<uint64_t>(tag) << 1) | static_cast<uint64_t>(part);
+}
+
+std::string describe(const Header& h) {
+  std::ostringstream out;
+  out << kind_name(h.kind);
+  if (h.kind == kBarrier) return out.str();
+  out << " with " << h.numel << " element" << (h.numel == 1 ? "" : "s") << " of "
+      << dtype_name(static_cast<int32_t>(h.dtype));
+  if (h.kind == kBroadcast) out << " from root " << h.arg;
+  if (h.kind == kAllReduce || h.kind == kReduceScatter) {
+    static const char* ops[] = {"SUM", "AVG", "MIN", "MAX", "PRODUCT"};
+    out << " (" << (h.arg >= 0 && h.arg < 5 ? ops[h.arg] : "?") << ")";
+  }
+  return out.str();
+}
+
+// gloo's TCP device: GLOO_SOCKET_IFNAME names an interface (as PyTorch's); otherwise this host's
+// name, or the loopback address when the name does not resolve.
+std::shared_ptr<gloo::transport::Device> make_device() {
+  gloo::transport::tcp::attr attr;
+  const char* iface = std::getenv("GLOO_SOCKET_IFNAME");
+  if (iface != nullptr && *iface != '\0') {
+    attr.iface = iface;
+    return gloo::transport::tcp::CreateDevice(attr);
+  }
+  char name[256] = {0};
+  if (::gethostname(name, sizeof name - 1) == 0) {
+    try {
+      attr.hostname = name;
+      return gloo::transport::tcp::CreateDevice(attr);
+    } catch (const std::exception&) {  // the name does not resolve: loopback
+    }
+  }
+  attr.hostname = "127.0.0.1";
+  return gloo::transport::tcp::CreateDevice(attr);
+}
+
+}  // namespace
+
+const char* kind_name(int64_t kind) {
+  switch (kind) {
+    case kAllReduce: return "all_reduce";
+    case kBroadcast: return "broadcast";
+    case kAllGather: return "all_gather";
+    case kReduceScatter: return "reduce_scatter";
+    case kBarrier: return "barrier";
+  }
+  return "an unknown operation";
+}
+
+Work::~Work() {
+  if (thread.joinable()) thread.join();
+}
+
+void Work::finish(std::string error, int32_t kind) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  done_ = true;
+  error_ = std::move(error);
+  kind_ = kind;
+  cv_.notify_all();
+}
+
+int Work::wait(Millis bound, std::string& error, int32_t& kind) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (header != nullptr && !done_) {  // a send: wait for both buffers on this thread
+    lock.unlock();
+    std::string failure;
+    try {
+      auto deadline = std::chrono::steady_clock::now() + bound;
+      header->waitSend(deadline);
+      data->waitSend(deadline);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    finish(failure);
+    lock.lock();
+  }
+  if (!cv_.wait_for(lock, bound, [this] { return done_; })) {
+    error = "no answer within " + std::to_string(bound.count()) + " ms";
+    return 1;
+  }
+  if (error_.empty()) return 0;
+  error = error_;
+  kind = kind_;
+  return 1;
+}
+
+bool Work::completed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return done_;
+}
+
+Group::Group(const kiln_comm_group_options& o)
+    : rank_(o.rank), size_(o.world_size), timeout_(o.timeout_ms), name_(o.group_name) {
+  StoreAdapter store(o.store, timeout_);
+  auto device = make_device();
+  context_ = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
+  context_->setTimeout(timeout_);
+  context_->connectFullMesh(store, device);
+  worker_ = std::thread([this] { work_loop(); });
+}
+
+Group::~Group() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  worker_.join();
+  for (auto& w : queue_) w->finish("the group was destroyed before the operation ran");
+}
+
+std::shared_ptr<Work> Group::launch(const Header& header, std::function<void()> body) {
+  auto work = std::make_shared<Work>();
+  work->run = [this, header, body = std::move(body)] {
+    check_headers(header);
+    body();
+  };
+  std::lock_guard<std::mutex> lock(mutex_);
+  queue_.push_back(work);
+  cv_.notify_all();
+  return work;
+}
+
+void Group::work_loop() {
+  while (true) {
+    std::shared_ptr<Work> work;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      work = queue_.front();
+      queue_.pop_front();
+    }
+    if (!broken_.empty()) {
+      work->finish("an earlier operation of the group failed (" + broken_ + ")");
+      continue;
+    }
+    try {
+      work->run();
+      work->finish("");
+    } catch (const MismatchError& e) {
+      work->finish(e.what(), KILN_ERROR_VALUE);  // the pairs stay usable
+    } catch (const std::exception& e) {
+      std::string why = e.what();
+      // a header mismatch leaves the pairs usable; a transport failure does not
+      if (dynamic_cast<const gloo::IoException*>(&e) != nullptr) broken_ = why;
+      work->finish(why);
+    }
+  }
+}
+
+void Group::check_headers(const Header& mine) {
+  std::vector<Header> all(static_cast<size_t>(size_));
+  Header copy = mine;
+  gloo::AllgatherOptions opts(context_);
+  opts.setInput(reinterpret_cast<int64_t*>(&copy), 4);
+  opts.setOutput(reinterpret_cast<int64_t*>(all.data()), 4 * all.size());
+  opts.setTag(next_tag());
+  opts.setTimeout(timeout_);
+  gloo::allgather(opts);
+  for (int r = 0; r < size_; ++r) {
+    const Header& h = all[static_cast<size_t>(r)];
+    if (std::memcmp(&h, &all[0], sizeof(Header)) == 0) continue;
+    throw MismatchError("the ranks called different operations: rank " + std::to_string(r) +
+                        " called " + describe(h) + ", rank 0 called " + describe(all[0]) +
+                        " (every rank must call the same collectives in the same order, " +
+                        "with the same sizes and dtypes)");
+  }
+}
+
+std::shared_ptr<Work> Group::send(const kiln_tensor& t, int peer, int tag) {
+  auto work = std::make_shared<Work>();
+  int64_t numel = 1;
+  for (int d = 0; d < t.ndim; ++d) numel *= t.sizes[d];
+  work->header_bytes = {t.dtype, numel};
+  work->header = context_->createUnboundBuffer(work->header_bytes.data(), 16);
+  work->data = context_->createUnboundBuffer(t.data, numel * dtype_size(t.dtype));
+  work->header->send(peer, p2p_slot(tag, 0));
+  work->data->send(peer, p2p_slot(tag, 1));
+  return work;
+}
+
+std::shared_ptr<Work> Group::recv(const kiln_tensor& t, int peer, int tag) {
+  auto work = std::make_shared<Work>();
+  int64_t numel = 1;
+  for (int d = 0; d < t.ndim; ++d) numel *= t.sizes[d];
+  int32_t dtype = t.dtype;
+  void* data = t.data;
+  auto context = context_;
+  Millis bound = timeout_;
+  Work* w = work.get();
+  work->thread = std::thread([w, context, bound, numel, dtype, data, peer, tag] {
+    std::string failure;
+    int32_t kind = KILN_ERROR_OTHER;
+    try {
+      auto deadline = std::chrono::steady_clock::now() + bound;
+      int64_t theirs[2] = {0, 0};
+      auto header = context->createUnboundBuffer(theirs, sizeof theirs);
+      header->recv(peer, p2p_slot(tag, 0));
+      header->waitRecv(deadline);
+      size_t bytes = static_cast<size_t>(theirs[1]) * dtype_size(static_cast<int32_t>(theirs[0]));
+      bool same = theirs[0] == dtype && theirs[1] == numel;
+      std::vector<char> scratch(same ? 0 : bytes);  // a mismatch: drain the data, then fail
+      auto buffer = context->createUnboundBuffer(same ? data : scratch.data(),
+                                                 same ? numel * dtype_size(dtype) : bytes);
+      buffer->recv(peer, p2p_slot(tag, 1));
+      buffer->waitRecv(deadline);
+      if (!same) {
+        failure = "rank " + std::to_string(peer) + " sent " + std::to_string(theirs[1]) +
+                  " elements of " + dtype_name(static_cast<int32_t>(theirs[0])) +
+                  ", but this rank receives " + std::to_string(numel) + " elements of " +
+                  dtype_name(dtype) + " (tag " + std::to_string(tag) + ")";
+        kind = KILN_ERROR_VALUE;
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    w->finish(failure, kind);
+  });
+  return work;
+}
+
+}  // namespace kiln_gloo

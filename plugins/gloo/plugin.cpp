@@ -1,0 +1,223 @@
+// The "gloo" communication backend: kiln's collectives on Gloo (Debian's libgloo-dev) over its
+// TCP transport. Each group is a kiln_gloo::Group (group.hpp); this file is the kiln_comm_ops
+// table and the plugin's entry points. See docs/writing-a-comm-backend.md for the contract.
+#include "group.hpp"
+#include "reduce.hpp"
+
+#include <kiln/sdk/host.hpp>
+#include <kiln/sdk/plugin.h>
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace kiln_gloo {
+namespace {
+
+using WorkHandle = std::shared_ptr<Work>;
+
+int64_t numel_of(const kiln_tensor& t) {
+  int64_t n = 1;
+  for (int d = 0; d < t.ndim; ++d) n *= t.sizes[d];
+  return n;
+}
+
+// The core's errors are reported on the calling thread; a C++ exception never leaves.
+template <class F>
+void* guarded(F&& f) {
+  try {
+    return new WorkHandle(f());
+  } catch (const std::exception& e) {
+    kiln::sdk::set_error(e.what());
+  } catch (...) {
+    kiln::sdk::set_error("an unknown exception in the gloo backend");
+  }
+  return nullptr;
+}
+
+Group* as_group(void* g) { return static_cast<Group*>(g); }
+
+void* create_group(void* /*self*/, const kiln_comm_group_options* options) {
+  try {
+    return new Group(*options);
+  } catch (const std::exception& e) {
+    kiln::sdk::set_error(std::string("gloo could not connect the ranks: ") + e.what());
+  } catch (...) {
+    kiln::sdk::set_error("gloo could not connect the ranks (an unknown exception)");
+  }
+  return nullptr;
+}
+
+void destroy_group(void* group) { delete as_group(group); }
+
+// gloo's all-reduce of n elements at p, in place.
+void allreduce(Group& g, void* p, int32_t dtype, size_t n, int32_t op) {
+  if (n == 0) return;
+  gloo::AllreduceOptions opts(g.context());
+  size_t bytes = dtype_size(dtype);
+  // gloo types the buffer only by its element size; the reduction knows the dtype
+  switch (bytes) {
+    case 1: opts.setOutput(static_cast<uint8_t*>(p), n); break;
+    case 2: opts.setOutput(static_cast<uint16_t*>(p), n); break;
+    case 4: opts.setOutput(static_cast<uint32_t*>(p), n); break;
+    default: opts.setOutput(static_cast<uint64_t*>(p), n); break;
+  }
+  opts.setReduceFunction(reduction_for(dtype, op));
+  opts.setTag(g.next_tag());
+  opts.setTimeout(g.timeout());
+  gloo::allreduce(opts);
+  if (op == KILN_REDUCE_AVG) divide(p, dtype, n, g.size());
+}
+
+void* all_reduce(void* group, const kiln_tensor* t, int32_t op) {
+  return guarded([&] {
+    Group& g = *as_group(group);
+    void* p = t->data;
+    int32_t dtype = t->dtype;
+    size_t n = static_cast<size_t>(numel_of(*t));
+    if (!reduction_for(dtype, op)) throw std::runtime_error("all_reduce: unknown dtype");
+    return g.launch({kAllReduce, dtype, static_cast<int64_t>(n), op},
+                    [&g, p, dtype, n, op] { allreduce(g, p, dtype, n, op); });
+  });
+}
+
+void* broadcast(void* group, const kiln_tensor* t, int32_t root) {
+  return guarded([&] {
+    Group& g = *as_group(group);
+    char* p = static_cast<char*>(t->data);
+    size_t n = static_cast<size_t>(numel_of(*t));
+    size_t bytes = n * dtype_size(t->dtype);
+    return g.launch({kBroadcast, t->dtype, static_cast<int64_t>(n), root}, [&g, p, bytes, root] {
+      if (bytes == 0 || g.size() == 1) return;
+      gloo::BroadcastOptions opts(g.context());
+      opts.setOutput(p, bytes);
+      opts.setRoot(root);
+      opts.setTag(g.next_tag());
+      opts.setTimeout(g.timeout());
+      gloo::broadcast(opts);
+    });
+  });
+}
+
+void* all_gather(void* group, const kiln_tensor* output, const kiln_tensor* input) {
+  return guarded([&] {
+    Group& g = *as_group(group);
+    char* out = static_cast<char*>(output->data);
+    char* in = static_cast<char*>(input->data);
+    size_t n = static_cast<size_t>(numel_of(*input));
+    size_t bytes = n * dtype_size(input->dtype);
+    return g.launch({kAllGather, input->dtype, static_cast<int64_t>(n), 0}, [&g, out, in, bytes] {
+      if (bytes == 0) return;
+      gloo::AllgatherOptions opts(g.context());
+      opts.setInput(in, bytes);
+      opts.setOutput(out, bytes * static_cast<size_t>(g.size()));
+      opts.setTag(g.next_tag());
+      opts.setTimeout(g.timeout());
+      gloo::allgather(opts);
+    });
+  });
+}
+
+// gloo has no reduce-scatter for unbound buffers: all-reduce a copy, keep this rank's part.
+void* reduce_scatter(void* group, const kiln_tensor* output, const kiln_tensor* input, int32_t op) {
+  return guarded([&] {
+    Group& g = *as_group(group);
+    char* out = static_cast<char*>(output->data);
+    const char* in = static_cast<const char*>(input->data);
+    int32_t dtype = input->dtype;
+    size_t n = static_cast<size_t>(numel_of(*output));
+    size_t part = n * dtype_size(dtype);
+    if (!reduction_for(dtype, op)) throw std::runtime_error("reduce_scatter: unknown dtype");
+    return g.launch({kReduceScatter, dtype, static_cast<int64_t>(n), op},
+                    [&g, out, in, dtype, n, part, op] {
+                      std::vector<char> all(in, in + part * static_cast<size_t>(g.size()));
+                      allreduce(g, all.data(), dtype, n * static_cast<size_t>(g.size()), op);
+                      std::memcpy(out, all.data() + part * static_cast<size_t>(g.rank()), part);
+                    });
+  });
+}
+
+void* barrier(void* group) {
+  return guarded([&] {
+    Group& g = *as_group(group);
+    return g.launch({kBarrier, -1, 0, 0}, [&g] {
+      gloo::BarrierOptions opts(g.context());
+      opts.setTag(g.next_tag());
+      opts.setTimeout(g.timeout());
+      gloo::barrier(opts);
+    });
+  });
+}
+
+void* send(void* group, const kiln_tensor* t, int32_t peer, int32_t tag) {
+  return guarded([&] { return as_group(group)->send(*t, peer, tag); });
+}
+
+void* recv(void* group, const kiln_tensor* t, int32_t peer, int32_t tag) {
+  return guarded([&] { return as_group(group)->recv(*t, peer, tag); });
+}
+
+kiln_status wait(void* work, int64_t timeout_ms) {
+  std::string error;
+  int32_t kind = KILN_ERROR_OTHER;
+  if ((*static_cast<WorkHandle*>(work))->wait(Millis(timeout_ms), error, kind) == 0) return 0;
+  kiln::sdk::set_error(static_cast<kiln_error_kind>(kind), error);
+  return 1;
+}
+
+int32_t is_completed(void* work) { return (*static_cast<WorkHandle*>(work))->completed() ? 1 : 0; }
+
+void free_work(void* work) { delete static_cast<WorkHandle*>(work); }
+
+const kiln_comm_ops& ops() {
+  static const kiln_comm_ops table = {
+      sizeof(kiln_comm_ops),
+      create_group,
+      destroy_group,
+      all_reduce,
+      broadcast,
+      all_gather,
+      reduce_scatter,
+      barrier,
+      send,
+      recv,
+      wait,
+      is_completed,
+      free_work,
+      nullptr,
+  };
+  return table;
+}
+
+}  // namespace
+}  // namespace kiln_gloo
+
+extern "C" {
+
+KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
+  static const kiln_plugin_info info = {sizeof(kiln_plugin_info),
+                                        KILN_ABI_MAJOR,
+                                        KILN_ABI_MINOR,
+                                        "gloo",
+                                        "0.1.0",
+                                        "communication backend \"gloo\": Gloo over TCP"};
+  return &info;
+}
+
+KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* /*host*/) { return 1; }
+
+KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
+  kiln::sdk::host() = host;
+  if (!KILN_HOST_HAS(host, register_comm_backend)) {
+    kiln::sdk::set_error("this kiln core predates communication backends (plugin ABI 1.3)");
+    return 1;
+  }
+  return host->register_comm_backend("gloo", &kiln_gloo::ops(), nullptr);
+}
+
+}  // extern "C"

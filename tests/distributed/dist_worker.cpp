@@ -1,0 +1,487 @@
+// One rank of a distributed test, started by test_distributed (spawn.hpp) with RANK, WORLD_SIZE,
+// MASTER_ADDR and MASTER_PORT set, and KILN_TEST_TIMEOUT_MS the groups' timeout.
+//
+//   dist_worker SCENARIO
+//
+// Exit status 0: the scenario's checks passed on this rank; 1: one failed (stderr says which);
+// 2: an unexpected exception. What each scenario checks is written above its function.
+#include <kiln/distributed.h>
+#include <kiln/kiln.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace dist = kiln::distributed;
+using kiln::Tensor;
+
+int g_failures = 0;
+
+// This process's rank for messages: RANK, or OpenMPI's under mpirun.
+std::string rank_text() {
+  for (const char* v : {"RANK", "OMPI_COMM_WORLD_RANK"}) {
+    if (const char* r = std::getenv(v)) return r;
+  }
+  return "?";
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) {
+    std::cerr << "rank " << rank_text() << ": FAILED: " << what << "\n";
+    ++g_failures;
+  }
+}
+
+std::chrono::milliseconds test_timeout() {
+  const char* t = std::getenv("KILN_TEST_TIMEOUT_MS");
+  return std::chrono::milliseconds(t ? std::atol(t) : 20000);
+}
+
+// KILN_TEST_BACKEND picks the backend (gloo by default).
+std::string backend() {
+  const char* b = std::getenv("KILN_TEST_BACKEND");
+  return b ? b : "gloo";
+}
+
+void init() {
+  dist::init_process_group(
+      dist::InitProcessGroupOptions().backend(backend()).timeout(test_timeout()));
+}
+
+// Rank r's input of n elements: small integers, exact in every dtype and their products too.
+Tensor input(int rank, int64_t n, kiln::ScalarType dtype) {
+  Tensor i = kiln::arange(n, kiln::TensorOptions().dtype(kiln::kDouble));
+  Tensor v = kiln::remainder((i + 1) * (rank + 1), 5.0) + 1;  // 1..5
+  if (dtype == kiln::kBool) v = kiln::remainder(i + rank, 2.0);
+  return v.to(dtype);
+}
+
+Tensor expected_reduce(int size, int64_t n, kiln::ScalarType dtype, dist::ReduceOp op) {
+  std::vector<Tensor> all;
+  for (int r = 0; r < size; ++r) all.push_back(input(r, n, dtype).to(kiln::kDouble));
+  Tensor s = kiln::stack(all, 0);
+  switch (op) {
+    case dist::ReduceOp::SUM: return s.sum({0});
+    case dist::ReduceOp::AVG: return s.sum({0}) / size;
+    case dist::ReduceOp::MIN: return kiln::amin(s, {0});
+    case dist::ReduceOp::MAX: return kiln::amax(s, {0});
+    case dist::ReduceOp::PRODUCT: return kiln::prod(s, 0);
+  }
+  return s;
+}
+
+bool same(const Tensor& got, const Tensor& want, kiln::ScalarType dtype) {
+  Tensor g = got.to(kiln::kDouble), w = want.to(dtype).to(kiln::kDouble);
+  double tol = (dtype == kiln::kHalf || dtype == kiln::kBFloat16) ? 1e-2 : 1e-6;
+  return g.sizes() == w.sizes() && (g - w).abs().max().item<double>() <= tol * 10;
+}
+
+const std::vector<kiln::ScalarType> kDtypes = {kiln::kBool,  kiln::kByte,     kiln::kChar,
+                                               kiln::kShort, kiln::kInt,      kiln::kLong,
+                                               kiln::kHalf,  kiln::kBFloat16, kiln::kFloat,
+                                               kiln::kDouble};
+
+// Every collective on every dtype against values computed here; sub-groups; point to point.
+void collectives() {
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  check(dist::is_initialized() && dist::get_backend() == backend(), "initialized");
+  const int64_t n = 7;
+  for (kiln::ScalarType dtype : kDtypes) {
+    std::string name = kiln::dtype_name(dtype);
+    for (dist::ReduceOp op : {dist::ReduceOp::SUM, dist::ReduceOp::AVG, dist::ReduceOp::MIN,
+                              dist::ReduceOp::MAX, dist::ReduceOp::PRODUCT}) {
+      if (op == dist::ReduceOp::AVG && !kiln::is_floating_point(dtype)) continue;
+      Tensor t = input(rank, n, dtype);
+      dist::all_reduce(t, op);
+      check(same(t, expected_reduce(size, n, dtype, op), dtype),
+            "all_reduce " + std::string(dist::reduce_op_name(op)) + " " + name);
+      // a non-contiguous view goes through staging and comes back in place
+      Tensor wide = kiln::zeros({n, 2}, kiln::TensorOptions().dtype(dtype));
+      Tensor column = wide.select(1, 0);
+      column.copy_(input(rank, n, dtype));
+      dist::all_reduce(column, op);
+      check(same(wide.select(1, 0), expected_reduce(size, n, dtype, op), dtype),
+            "all_reduce of a strided view " + name);
+    }
+    for (int src = 0; src < size; ++src) {
+      Tensor t = input(rank, n, dtype);
+      dist::broadcast(t, src);
+      check(same(t, input(src, n, dtype), dtype),
+            "broadcast from " + std::to_string(src) + " " + name);
+    }
+    std::vector<Tensor> parts;
+    dist::all_gather(parts, input(rank, n, dtype));
+    check(static_cast<int>(parts.size()) == size, "all_gather list size");
+    for (int r = 0; r < size && r < static_cast<int>(parts.size()); ++r) {
+      check(same(parts[r], input(r, n, dtype), dtype),
+            "all_gather part " + std::to_string(r) + " " + name);
+    }
+    Tensor gathered = kiln::empty({size * n}, kiln::TensorOptions().dtype(dtype));
+    dist::all_gather_into_tensor(gathered, input(rank, n, dtype));
+    for (int r = 0; r < size; ++r) {
+      check(same(gathered.narrow(0, r * n, n), input(r, n, dtype), dtype),
+            "all_gather_into_tensor " + name);
+    }
+    if (dtype != kiln::kBool) {
+      Tensor big = input(rank, size * n, dtype);
+      Tensor out = kiln::empty({n}, kiln::TensorOptions().dtype(dtype));
+      dist::reduce_scatter_tensor(out, big, dist::ReduceOp::SUM);
+      Tensor want =
+          expected_reduce(size, size * n, dtype, dist::ReduceOp::SUM).narrow(0, rank * n, n);
+      check(same(out, want, dtype), "reduce_scatter_tensor " + name);
+    }
+  }
+  // async: launch several, wait later
+  std::vector<Tensor> ts;
+  std::vector<dist::WorkPtr> works;
+  for (int k = 0; k < 4; ++k) {
+    ts.push_back(kiln::full({1000}, static_cast<double>(rank + k),
+                            kiln::TensorOptions().dtype(kiln::kFloat)));
+    works.push_back(dist::all_reduce(ts.back(), dist::ReduceOp::SUM, nullptr, /*async_op=*/true));
+  }
+  for (int k = 0; k < 4; ++k) {
+    works[k]->wait();
+    check(works[k]->is_completed() && works[k]->is_success(), "async work completed");
+    double want = size * (size - 1) / 2.0 + size * k;
+    check(ts[k].min().item<double>() == want && ts[k].max().item<double>() == want,
+          "async all_reduce");
+  }
+  dist::barrier();
+  // point to point around the ring, both directions at once
+  Tensor mine = input(rank, n, kiln::kFloat);
+  Tensor got = kiln::empty({n}, kiln::TensorOptions().dtype(kiln::kFloat));
+  int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  auto sent = dist::isend(mine, next, nullptr, 3);
+  int from = dist::recv(got, prev, nullptr, 3);
+  sent->wait();
+  check(from == prev && same(got, input(prev, n, kiln::kFloat), kiln::kFloat), "send/recv ring");
+  // a sub-group of ranks 0 and the last
+  dist::ProcessGroupPtr pair = dist::new_group({0, size - 1});
+  if (rank == 0 || rank == size - 1) {
+    check(pair->size() == 2 && pair->rank() == (rank == 0 ? 0 : 1), "new_group ranks");
+    Tensor t = kiln::full({3}, static_cast<double>(rank), kiln::TensorOptions().dtype(kiln::kLong));
+    dist::all_reduce(t, dist::ReduceOp::SUM, pair);
+    check(t.sum().item<int64_t>() == 3 * (size - 1), "all_reduce on the sub-group");
+  } else {
+    check(pair->rank() == -1, "a non-member's group rank is -1");
+  }
+  dist::barrier();
+  dist::destroy_process_group();
+  check(!dist::is_initialized(), "destroyed");
+}
+
+// Expects `f` to throw kiln::Error whose message contains each of `parts`.
+void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts,
+                  const std::string& what) {
+  try {
+    f();
+    check(false, what + ": no error");
+  } catch (const kiln::Error& e) {
+    std::string m = e.what();
+    std::cerr << "rank " << rank_text() << ": " << what << ": " << m << "\n";
+    for (const std::string& p : parts)
+      check(m.find(p) != std::string::npos, what + ": '" + p + "' not in: " + m);
+  }
+}
+
+// A small MLP; `extra` is a layer the forward does not use.
+struct NetImpl : kiln::nn::Module {
+  NetImpl(bool with_extra)
+      : fc1(register_module("fc1", kiln::nn::Linear(8, 32))),
+        fc2(register_module("fc2", kiln::nn::Linear(32, 4))) {
+    if (with_extra) extra = register_module("extra", kiln::nn::Linear(4, 4));
+  }
+  Tensor forward(Tensor x) { return fc2(kiln::tanh(fc1(x))); }
+  kiln::nn::Linear fc1, fc2;
+  kiln::nn::Linear extra{nullptr};
+};
+KILN_MODULE(Net);
+
+double max_difference(kiln::nn::Module& a, kiln::nn::Module& b) {
+  std::vector<Tensor> pa = a.parameters(), pb = b.parameters();
+  double worst = 0;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    worst = std::max(worst, (pa[i] - pb[i]).abs().max().item<double>());
+  }
+  return worst;
+}
+
+// The batch of step s: 64 rows, the same on every rank.
+std::pair<Tensor, Tensor> batch(int step) {
+  kiln::manual_seed(1000 + step);
+  return {kiln::randn({64, 8}), kiln::randn({64, 4})};
+}
+
+// DistributedDataParallel on 2 ranks, 32 rows each, equals one process on all 64 rows, step after
+// step; no_sync accumulation over two halves equals it too; unused parameters.
+void ddp() {
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  kiln::manual_seed(rank);  // different on each rank: the broadcast from rank 0 must fix that
+  Net model(false);
+  auto ddp_model = kiln::nn::parallel::DistributedDataParallel(
+      model, kiln::nn::parallel::DistributedDataParallelOptions().bucket_cap_mb(0.0005));
+  check(ddp_model->bucket_sizes().size() > 1, "several buckets");
+  Net reference(false);
+  {
+    kiln::NoGradGuard no_grad;
+    auto ps = reference->parameters(), qs = model->parameters();
+    for (size_t i = 0; i < ps.size(); ++i) ps[i].copy_(qs[i]);
+  }
+  kiln::optim::SGD opt(ddp_model->parameters(), kiln::optim::SGDOptions(0.1));
+  kiln::optim::SGD ref_opt(reference->parameters(), kiln::optim::SGDOptions(0.1));
+  int64_t per = 64 / size;
+  for (int step = 0; step < 5; ++step) {
+    auto [x, y] = batch(step);
+    opt.zero_grad();
+    auto loss = kiln::nn::functional::mse_loss(ddp_model->forward(x.narrow(0, rank * per, per)),
+                                               y.narrow(0, rank * per, per));
+    loss.backward();
+    opt.step();
+    ref_opt.zero_grad();
+    kiln::nn::functional::mse_loss(reference(x), y).backward();
+    ref_opt.step();
+    double d = max_difference(*model, *reference);
+    check(d < 1e-5,
+          "DDP step " + std::to_string(step) + " differs from one process by " + std::to_string(d));
+  }
+  // no_sync: two halves of this rank's rows, each loss halved, equal the large batch
+  for (int step = 5; step < 8; ++step) {
+    auto [x, y] = batch(step);
+    opt.zero_grad();
+    int64_t half = per / 2;
+    {
+      auto guard = ddp_model->no_sync();
+      auto l = kiln::nn::functional::mse_loss(ddp_model->forward(x.narrow(0, rank * per, half)),
+                                              y.narrow(0, rank * per, half));
+      (l / 2).backward();
+    }
+    auto l =
+        kiln::nn::functional::mse_loss(ddp_model->forward(x.narrow(0, rank * per + half, half)),
+                                       y.narrow(0, rank * per + half, half));
+    (l / 2).backward();
+    opt.step();
+    ref_opt.zero_grad();
+    kiln::nn::functional::mse_loss(reference(x), y).backward();
+    ref_opt.step();
+    double d = max_difference(*model, *reference);
+    check(d < 1e-5, "no_sync step " + std::to_string(step) + " differs by " + std::to_string(d));
+  }
+  // a parameter the forward does not use: an error without find_unused_parameters ...
+  Net with_extra(true);
+  auto strict = kiln::nn::parallel::DistributedDataParallel(with_extra);
+  auto [x, y] = batch(0);
+  expect_error([&] { kiln::nn::functional::mse_loss(strict->forward(x), y).backward(); },
+               {"DistributedDataParallel", "module.extra.weight", "find_unused_parameters"},
+               "an unused parameter");
+  // ... and with it the used gradients are averaged, the unused one stays undefined
+  Net loose_model(true);
+  auto loose = kiln::nn::parallel::DistributedDataParallel(
+      loose_model,
+      kiln::nn::parallel::DistributedDataParallelOptions().find_unused_parameters(true));
+  for (int k = 0; k < 2; ++k) {
+    for (auto& p : loose->parameters()) p.mutable_grad() = Tensor();
+    kiln::nn::functional::mse_loss(loose->forward(x.narrow(0, rank * per, per)),
+                                   y.narrow(0, rank * per, per))
+        .backward();
+    check(!loose_model->extra->weight.grad().defined(), "an unused parameter keeps no gradient");
+    Tensor g = loose_model->fc1->weight.grad().clone();
+    std::vector<Tensor> all;
+    dist::all_gather(all, g);
+    check((all[0] - all[size - 1]).abs().max().item<double>() == 0,
+          "gradients equal on every rank");
+  }
+  dist::destroy_process_group();
+}
+
+// autocast + GradScaler under DDP: an inf on rank 1 alone reaches every rank through the averaged
+// gradients, so every rank skips the step and backs off the scale.
+void ddp_amp() {
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  kiln::manual_seed(rank);
+  Net model(false);
+  auto ddp_model = kiln::nn::parallel::DistributedDataParallel(model);
+  kiln::optim::SGD opt(ddp_model->parameters(), kiln::optim::SGDOptions(0.1));
+  kiln::amp::GradScaler scaler;
+  int64_t per = 64 / size;
+  for (int step = 0; step < 3; ++step) {
+    auto [x, y] = batch(step);
+    opt.zero_grad();
+    Tensor loss;
+    {
+      kiln::amp::autocast guard("cpu");
+      loss = kiln::nn::functional::mse_loss(ddp_model->forward(x.narrow(0, rank * per, per)),
+                                            y.narrow(0, rank * per, per).to(kiln::kBFloat16));
+    }
+    if (step == 1 && rank == 1) loss = loss * std::numeric_limits<float>::infinity();
+    scaler.scale(loss).backward();
+    Tensor before = model->fc1->weight.clone();
+    double scale = scaler.get_scale();
+    scaler.step(opt);
+    scaler.update();
+    bool moved = (model->fc1->weight - before).abs().max().item<double>() > 0;
+    check(moved == (step != 1),
+          "step " + std::to_string(step) + (step == 1 ? " skipped" : " taken") + " on every rank");
+    check((scaler.get_scale() < scale) == (step == 1), "the scale backs off only after the inf");
+  }
+  dist::destroy_process_group();
+}
+
+// Rank 1 dies before the all_reduce: the others fail within the timeout, naming it.
+void rank_dies() {
+  init();
+  Tensor t = kiln::ones({100});
+  dist::all_reduce(t);
+  if (dist::get_rank() == 1) _exit(7);
+  expect_error([&] { dist::all_reduce(t); }, {"all_reduce", "group 'default'", "rank 1"},
+               "a dead rank");
+}
+
+// Rank 1 stays away (alive) longer than the timeout: the others name it.
+void rank_stalls() {
+  init();
+  if (dist::get_rank() == 1) {
+    std::this_thread::sleep_for(test_timeout() * 2);
+    _exit(0);
+  }
+  Tensor t = kiln::ones({100});
+  expect_error([&] { dist::all_reduce(t); }, {"all_reduce", "group 'default'", "rank 1"},
+               "a stalled rank");
+  _exit(g_failures == 0 ? 0 : 1);  // rank 1 still sleeps: leave without the goodbye
+}
+
+// Sizes and dtypes that differ across ranks: an error on every rank, naming the odd rank.
+void mismatch() {
+  init();
+  int rank = dist::get_rank();
+  Tensor t = kiln::ones({rank == 1 ? 5 : 4});
+  expect_error([&] { dist::all_reduce(t); },
+               {"all_reduce", "rank 1 called all_reduce with 5 elements"}, "sizes differ");
+  Tensor u = kiln::ones({4}, kiln::TensorOptions().dtype(rank == 1 ? kiln::kDouble : kiln::kFloat));
+  expect_error([&] { dist::all_reduce(u); }, {"all_reduce", "of float64"}, "dtypes differ");
+  // a mismatch is the caller's error (ValueError), with no search for a lost rank
+  try {
+    Tensor w = kiln::ones({rank == 1 ? 3 : 2});
+    dist::all_reduce(w);
+    check(false, "sizes differ again: no error");
+  } catch (const kiln::ValueError& e) {
+    check(std::string(e.what()).find("did not answer") == std::string::npos,
+          std::string("a mismatch blames no rank as lost: ") + e.what());
+  }
+  // the group still works afterwards
+  Tensor v = kiln::ones({4});
+  dist::all_reduce(v);
+  check(v.sum().item<float>() == 4.f * dist::get_world_size(), "the group works after a mismatch");
+  // point to point with a size the receiver does not expect
+  if (rank == 0) dist::send(kiln::ones({6}), 1);
+  if (rank == 1) {
+    Tensor r = kiln::empty({4});
+    expect_error([&] { dist::recv(r, 0); }, {"recv", "rank 0 sent 6 elements of float32"},
+                 "recv size differs");
+  }
+  dist::barrier();
+  dist::destroy_process_group();
+}
+
+// init_process_group in a job whose WORLD_SIZE is larger than the ranks started.
+void never_joins() {
+  expect_error(init, {"init_process_group", "joined the group", "rank 2"}, "a rank never joins");
+}
+
+// Bad init arguments, each a ValueError naming what is wrong (one process, no rendezvous).
+void bad_init() {
+  auto with = [](const char* var, const char* value, const std::vector<std::string>& parts) {
+    std::map<std::string, std::string> saved;
+    for (const char* v : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"}) {
+      saved[v] = std::getenv(v) ? std::getenv(v) : "";
+    }
+    if (value) setenv(var, value, 1);
+    else unsetenv(var);
+    expect_error(init, parts, std::string("env ") + var);
+    for (auto& [k, v] : saved) setenv(k.c_str(), v.c_str(), 1);
+  };
+  with("MASTER_ADDR", nullptr, {"MASTER_ADDR", "not set"});
+  with("MASTER_PORT", nullptr, {"MASTER_PORT", "not set"});
+  with("MASTER_PORT", "http", {"MASTER_PORT='http'", "port number"});
+  with("RANK", "one", {"RANK='one'", "not an integer"});
+  with("WORLD_SIZE", nullptr, {"WORLD_SIZE", "not set"});
+  with("RANK", "4", {"rank 4 is not in [0, world_size 1)"});
+  expect_error(
+      [] { dist::init_process_group(dist::InitProcessGroupOptions().init_method("udp://x")); },
+      {"init_method 'udp://x'", "env://"}, "unknown init_method");
+  expect_error(
+      [] {
+        dist::init_process_group(dist::InitProcessGroupOptions().init_method("tcp://localhost"));
+      },
+      {"has no port"}, "tcp without a port");
+  expect_error(
+      [] {
+        dist::init_process_group(dist::InitProcessGroupOptions().init_method("file:///tmp/x"));
+      },
+      {"world_size -1"}, "file without world_size");
+  expect_error(
+      [] { dist::init_process_group(dist::InitProcessGroupOptions().backend("carrier-pigeon")); },
+      {"no communication backend 'carrier-pigeon'", "gloo"}, "unknown backend");
+  expect_error([] { dist::get_rank(); }, {"get_rank", "init_process_group"}, "not initialized");
+  // a world of one through a file store, and every collective on it
+  std::string path = "/tmp/kiln-dist-" + std::to_string(::getpid());
+  dist::init_process_group(dist::InitProcessGroupOptions()
+                               .init_method("file://" + path)
+                               .rank(0)
+                               .world_size(1)
+                               .timeout(test_timeout()));
+  Tensor t = kiln::arange(5);
+  dist::all_reduce(t);
+  check(t.sum().item<int64_t>() == 10, "world of one");
+  expect_error([] { dist::init_process_group(); }, {"already initialized"}, "twice");
+  Tensor i = kiln::ones({2}, kiln::TensorOptions().dtype(kiln::kLong));
+  expect_error([&] { dist::all_reduce(i, dist::ReduceOp::AVG); },
+               {"AVG", "floating-point", "int64"}, "AVG on integers");
+  expect_error([&] { dist::broadcast(i, 3); }, {"broadcast", "rank 3"},
+               "broadcast from a non-member");
+  dist::destroy_process_group();
+  check(access(path.c_str(), F_OK) != 0, "the file store's file is removed");
+}
+
+// Rank 0 cannot serve the store on a port that is taken: KILN_TEST_BUSY_PORT is held by the test.
+void port_in_use() {
+  expect_error(init, {"port", "Address already in use", "MASTER_PORT"}, "port in use");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: dist_worker SCENARIO\n";
+    return 2;
+  }
+  std::map<std::string, std::function<void()>> scenarios = {
+      {"collectives", collectives}, {"rank_dies", rank_dies},
+      {"rank_stalls", rank_stalls}, {"mismatch", mismatch},
+      {"never_joins", never_joins}, {"bad_init", bad_init},
+      {"port_in_use", port_in_use}, {"ddp", ddp},
+      {"ddp_amp", ddp_amp}};
+  auto it = scenarios.find(argv[1]);
+  if (it == scenarios.end()) {
+    std::cerr << "dist_worker: unknown scenario " << argv[1] << "\n";
+    return 2;
+  }
+  try {
+    it->second();
+  } catch (const std::exception& e) {
+    std::cerr << "rank " << rank_text() << ": unexpected: " << e.what() << "\n";
+    return 2;
+  }
+  return g_failures == 0 ? 0 : 1;
+}
