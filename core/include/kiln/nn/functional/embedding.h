@@ -26,7 +26,7 @@ inline constexpr enumtype::kMax kMax{};
 namespace kiln::nn {
 
 // How an embedding bag reduces its rows: kiln::kSum, kiln::kMean or kiln::kMax.
-class EmbeddingBagMode {
+class KILN_API EmbeddingBagMode {
  public:
   enum Kind : int64_t { Sum = 0, Mean = 1, Max = 2 };  // ATen's mode numbers
   EmbeddingBagMode(Reduction r);                       // NOLINT: kiln::kSum, kiln::kMean
