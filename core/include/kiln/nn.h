@@ -11,9 +11,11 @@
 #include <kiln/nn/modules/collections.h>
 #include <kiln/nn/modules/container.h>
 #include <kiln/nn/modules/conv.h>
+#include <kiln/nn/modules/cross_map_lrn2d.h>
 #include <kiln/nn/modules/distance.h>
 #include <kiln/nn/modules/dropout.h>
 #include <kiln/nn/modules/embedding.h>
+#include <kiln/nn/modules/fractional_pooling.h>
 #include <kiln/nn/modules/linear.h>
 #include <kiln/nn/modules/loss.h>
 #include <kiln/nn/modules/normalization.h>

@@ -36,6 +36,9 @@ const std::vector<PolicyEntry>& cpu_policy_table() {
       {"triplet_margin_loss", P::fp32},
       {"poisson_nll_loss", P::fp32},
       {"ctc_loss", P::fp32},
+      {"grid_sampler", P::fp32},
+      {"fractional_max_pool2d", P::fp32},
+      {"fractional_max_pool3d", P::fp32},
       // mixed inputs: the widest
       {"cat", P::promote},
       {"stack", P::promote},

@@ -41,6 +41,7 @@ const std::vector<PolicyEntry>& cuda_policy_table() {
       {"triplet_margin_loss", P::fp32},
       {"poisson_nll_loss", P::fp32},
       {"cosine_similarity", P::fp32},
+      {"pdist", P::fp32},
       // reductions and the softmax family: float32 unless the call gives a dtype
       {"sum", P::fp32_set_opt_dtype},
       {"prod", P::fp32_set_opt_dtype},
@@ -50,6 +51,8 @@ const std::vector<PolicyEntry>& cuda_policy_table() {
       {"log_softmax", P::fp32_set_opt_dtype},
       // mixed inputs: the widest
       {"scatter_add", P::promote},
+      {"bilinear", P::promote},
+      {"grid_sampler", P::promote},
       // unsafe in float16
       {"binary_cross_entropy", P::banned},
   };

@@ -104,8 +104,8 @@ Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Te
                        const Tensor& weight, const Tensor& bias, bool training, double momentum,
                        double eps) {
   const int64_t count = check_batch_norm(input, running_mean, running_var, weight, bias, training);
-  if (training && detail::fused_batch_norm_available(input, weight, bias)) {
-    auto [out, mean, var] = detail::batch_norm_train(input, weight, bias, eps, /*relu=*/true);
+  if (training && kiln::detail::fused_batch_norm_available(input, weight, bias)) {
+    auto [out, mean, var] = kiln::detail::batch_norm_train(input, weight, bias, eps, /*relu=*/true);
     update_running(running_mean, running_var, mean, var, count, momentum);
     return out;
   }
@@ -126,8 +126,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   Tensor scale = weight.defined() ? weight.reshape(shape) : Tensor();
   Tensor shift = bias.defined() ? bias.reshape(shape) : Tensor();
   if (training) {
-    if (detail::fused_batch_norm_available(input, weight, bias)) {
-      auto [out, mean, var] = detail::batch_norm_train(input, weight, bias, eps, /*relu=*/false);
+    if (kiln::detail::fused_batch_norm_available(input, weight, bias)) {
+      auto [out, mean, var] =
+          kiln::detail::batch_norm_train(input, weight, bias, eps, /*relu=*/false);
       update_running(running_mean, running_var, mean, var, count, momentum);
       return out;
     }

@@ -9,10 +9,17 @@
 #include <kiln/export.h>
 #include <kiln/nn/functional/attention.h>
 #include <kiln/nn/functional/conv.h>
+#include <kiln/nn/functional/distance.h>
+#include <kiln/nn/functional/dropout.h>
+#include <kiln/nn/functional/embedding.h>
+#include <kiln/nn/functional/fractional_pooling.h>
+#include <kiln/nn/functional/gumbel_softmax.h>
+#include <kiln/nn/functional/linear.h>
 #include <kiln/nn/functional/normalization.h>
 #include <kiln/nn/functional/padding.h>
 #include <kiln/nn/functional/pooling.h>
 #include <kiln/nn/functional/upsampling.h>
+#include <kiln/nn/functional/vision.h>
 #include <kiln/nn/loss_options.h>
 #include <kiln/nn/options.h>
 #include <kiln/ops.h>

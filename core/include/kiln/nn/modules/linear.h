@@ -1,8 +1,12 @@
-// Linear, Flatten and Identity modules.
+// Linear, Bilinear, Flatten, Unflatten and Identity modules.
 #pragma once
 
 #include <kiln/nn/module.h>
 #include <kiln/nn/options.h>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace kiln::nn {
 
@@ -52,6 +56,65 @@ class KILN_API FlattenImpl : public Module {
   FlattenOptions options;
 };
 KILN_MODULE(Flatten);
+
+struct BilinearOptions {
+  BilinearOptions(int64_t in1_features, int64_t in2_features, int64_t out_features)
+      : in1_features_(in1_features), in2_features_(in2_features), out_features_(out_features) {}
+  KILN_ARG(int64_t, in1_features);
+  KILN_ARG(int64_t, in2_features);
+  KILN_ARG(int64_t, out_features);
+  KILN_ARG(bool, bias) = true;
+};
+
+// y = x1^T A x2 + b (F::bilinear): inputs [..., in1_features] and [..., in2_features] ->
+// [..., out_features]. weight [out, in1, in2] and bias [out] are uniform in
+// +-1/sqrt(in1_features), as PyTorch.
+class KILN_API BilinearImpl : public Module {
+ public:
+  BilinearImpl(int64_t in1_features, int64_t in2_features, int64_t out_features)
+      : BilinearImpl(BilinearOptions(in1_features, in2_features, out_features)) {}
+  explicit BilinearImpl(const BilinearOptions& options);
+
+  void reset_parameters();
+  // bilinear(input1, input2, weight, bias).
+  Tensor forward(const Tensor& input1, const Tensor& input2);
+  void pretty_print(std::ostream& stream) const override;
+
+  BilinearOptions options;
+  Tensor weight;
+  Tensor bias;  // undefined when options.bias() is false
+};
+KILN_MODULE(Bilinear);
+
+// Which dimension to unflatten and into what: UnflattenOptions(1, {2, 3}). The named form
+// (UnflattenOptions("B", {{"B1", 2}, {"B2", 2}})) is accepted for libtorch's API, but kiln has
+// no named tensors: forward refuses it.
+struct UnflattenOptions {
+  using namedshape_t = std::vector<std::pair<std::string, int64_t>>;
+  UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  UnflattenOptions(const char* dimname, namedshape_t namedshape)
+      : dimname_(dimname), namedshape_(std::move(namedshape)) {}
+  UnflattenOptions(std::string dimname, namedshape_t namedshape)
+      : dimname_(std::move(dimname)), namedshape_(std::move(namedshape)) {}
+  KILN_ARG(int64_t, dim) = 0;
+  KILN_ARG(std::string, dimname);
+  KILN_ARG(std::vector<int64_t>, sizes);
+  KILN_ARG(namedshape_t, namedshape);
+};
+
+// Expands dimension dim into sizes (one of them may be -1): [N, 6] -> [N, 2, 3] for dim 1.
+class KILN_API UnflattenImpl : public Module {
+ public:
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes)
+      : UnflattenImpl(UnflattenOptions(dim, std::move(sizes))) {}
+  explicit UnflattenImpl(UnflattenOptions options);
+  // input viewed with dim split into sizes.
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  UnflattenOptions options;
+};
+KILN_MODULE(Unflatten);
 
 // Returns its input.
 class KILN_API IdentityImpl : public Module {
