@@ -305,6 +305,8 @@ void register_unary_cases() {
       };
       add_case({.name = "softmax_lastdim" + suffix,
                 .op = "softmax_lastdim",
+                .gradient = true,  // the backward primitive, against finite differences
+                .finite_differences = n <= 7,
                 .dtypes = kFloating,
                 .inputs =
                     [n](ScalarType d) {
