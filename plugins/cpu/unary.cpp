@@ -160,7 +160,11 @@ struct VecElu {
   C alpha, scale, input_scale;
   [[gnu::always_inline]] C operator()(C x) const {
     if constexpr (std::is_same_v<C, float>) {
-      return x > 0.0f ? x * scale : vm::expm1(x * input_scale) * (alpha * scale);
+      // the members read before the select, so that both sides compute unconditionally and
+      // the loop vectorizes (a load under a condition stops GCC's if-conversion)
+      const float s = scale, negative = alpha * scale, in = input_scale;
+      const float e = vm::expm1(x * in) * negative;
+      return x > 0.0f ? x * s : e;
     } else {
       return pw::Elu<C>{alpha, scale, input_scale}(x);
     }
