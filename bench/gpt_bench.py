@@ -5,6 +5,9 @@ dropout 0.2, bias false), one training step at batch 8 (forward with targets, ba
 from configure_optimizers), in float32 and under autocast("cpu", bfloat16). Prints one JSON
 object of median milliseconds with kiln-gpt-bench's keys.
     /usr/bin/python3 bench/gpt_bench.py threads layers heads embd block batch runs
+With GPT_BENCH_PROFILE=1 it also prints torch.profiler's per-operator table of ten autocast
+steps to stderr (the per-operator breakdown to set beside kiln's, e.g. from perf):
+    GPT_BENCH_PROFILE=1 /usr/bin/python3 bench/gpt_bench.py 2 2 4 128 64 8 9 >/dev/null
 """
 import json
 import os
@@ -50,6 +53,13 @@ def main():
 
         results["train_step_amp_ms" if mixed else "train_step_fp32_ms"] = \
             median_seconds(step, runs) * 1e3
+        if mixed and os.environ.get("GPT_BENCH_PROFILE") == "1":
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                for _ in range(10):
+                    step()
+            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=30),
+                  file=sys.stderr)
     print(json.dumps(results))
 
 

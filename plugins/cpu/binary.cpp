@@ -4,6 +4,7 @@
 #include "arith.hpp"
 #include "loops.hpp"
 #include "registry.hpp"
+#include "vecmath.hpp"
 
 namespace kiln::cpu {
 namespace {
@@ -59,6 +60,20 @@ void add_sub_kernel(const Call& call) {
   });
 }
 
+// pw::Atan2 through vecmath's branch-free atan2 for float (and the 16-bit floats), which the
+// loops vectorize; libm's for double.
+struct VecAtan2 {
+  static constexpr pw::Dtypes dtypes = pw::Atan2::dtypes;
+  template <class C>
+  [[gnu::always_inline]] C operator()(C y, C x) const {
+    if constexpr (std::is_same_v<C, float>) {
+      return vm::atan2(y, x);
+    } else {
+      return pw::Atan2{}(y, x);
+    }
+  }
+};
+
 }  // namespace
 
 void register_binary(KernelTable& table) {
@@ -75,7 +90,7 @@ void register_binary(KernelTable& table) {
   table.add("bitwise_and", kernel<binary_kernel<pw::BitwiseAnd>>);
   table.add("bitwise_or", kernel<binary_kernel<pw::BitwiseOr>>);
   table.add("bitwise_xor", kernel<binary_kernel<pw::BitwiseXor>>);
-  table.add("atan2", kernel<binary_kernel<pw::Atan2, kGrainHeavy>>);
+  table.add("atan2", kernel<binary_kernel<VecAtan2, kGrainHeavy>>);
   table.add("logaddexp", kernel<binary_kernel<pw::LogAddExp, kGrainHeavy>>);
   table.add("logaddexp2", kernel<binary_kernel<pw::LogAddExp2, kGrainHeavy>>);
   table.add("hypot", kernel<binary_kernel<pw::Hypot, kGrainHeavy>>);

@@ -101,6 +101,15 @@ const Bf16Conversions& bf16_conversions() {
 
 }  // namespace
 
+bool has_avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  }();
+  return yes;
+}
+
 void bfloat16_to_float(const BFloat16* src, float* dst, int64_t n) {
   bf16_conversions().to_float(&src->bits, dst, n);  // a standard-layout struct's first member
 }

@@ -30,5 +30,6 @@ void register_resample(KernelTable& table);    // resample.cpp
 void register_pool(KernelTable& table);        // pool.cpp
 void register_attention(KernelTable& table);   // attention.cpp
 void register_sort(KernelTable& table);        // sort.cpp
+void register_softmax(KernelTable& table);     // softmax.cpp
 
 }  // namespace kiln::cpu

@@ -2,7 +2,9 @@
 #include "arith.hpp"
 #include "loops.hpp"
 #include "registry.hpp"
+#include "vecmath.hpp"
 
+#include <array>
 #include <utility>
 
 namespace kiln::cpu {
@@ -55,6 +57,120 @@ void params_kernel(const Call& call) {
   });
 }
 
+// Op through vecmath's branch-free Vm for float (and so for the 16-bit floats, which compute in
+// float), which the loops vectorize; through the sdk functor Op (libm) for double.
+template <class Op, class Vm>
+struct Vectorized {
+  static constexpr pw::Dtypes dtypes = Op::dtypes;
+  template <class C>
+  [[gnu::always_inline]] C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) {
+      return Vm{}(x);
+    } else {
+      return Op{}(x);
+    }
+  }
+};
+
+struct VmExp {
+  [[gnu::always_inline]] float operator()(float x) const { return vm::exp(x); }
+};
+struct VmExpm1 {
+  [[gnu::always_inline]] float operator()(float x) const { return vm::expm1(x); }
+};
+struct VmTanh {
+  [[gnu::always_inline]] float operator()(float x) const { return vm::tanh(x); }
+};
+struct VmErf {
+  [[gnu::always_inline]] float operator()(float x) const { return vm::erf(x); }
+};
+struct VmSigmoid {
+  [[gnu::always_inline]] float operator()(float x) const { return 1.0f / (1.0f + vm::exp(-x)); }
+};
+struct VmSilu {
+  [[gnu::always_inline]] float operator()(float x) const { return x / (1.0f + vm::exp(-x)); }
+};
+
+// pw::Gelu<C> with vecmath's erf (Tanh false) or tanh (Tanh true) for float: the approximation
+// is chosen once per call, outside the loop, so that the loop has no branch.
+template <class C, bool Tanh>
+struct VecGelu {
+  [[gnu::always_inline]] C operator()(C x) const {
+    if constexpr (!std::is_same_v<C, float>) {
+      return pw::Gelu<C>{C(Tanh ? 1 : 0)}(x);
+    } else if constexpr (Tanh) {
+      const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+      return 0.5f * x * (1.0f + vm::tanh(inner));
+    } else {
+      return x * 0.5f * (1.0f + vm::erf(x * 0.7071067811865476f));
+    }
+  }
+};
+
+void gelu_kernel(const Call& call) {
+  visit<pw::Gelu<float>::dtypes>(call.input(0).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const C approximate = pw::clamp_bound<C>(call.has_attr(0) ? &call.attr(0) : nullptr, C(0));
+    if (approximate != C(0)) {
+      map<T, T>(VecGelu<C, true>{}, call.output(0), {&call.input(0)}, kGrainHeavy);
+    } else {
+      map<T, T>(VecGelu<C, false>{}, call.output(0), {&call.input(0)}, kGrainHeavy);
+    }
+  });
+}
+
+// pw::GeluBackward<C> with vecmath's erf and exp (Tanh false) or tanh (Tanh true) for float.
+template <class C, bool Tanh>
+struct VecGeluBackward {
+  [[gnu::always_inline]] C operator()(C g, C x) const {
+    if constexpr (!std::is_same_v<C, float>) {
+      return pw::GeluBackward<C>{C(Tanh ? 1 : 0)}(g, x);
+    } else if constexpr (Tanh) {
+      const float x_sq = x * x;
+      const float t = vm::tanh(0.7978845608028654f * (x + 0.044715f * x_sq * x));
+      const float slope = 0.7978845608028654f * (1.0f + 3.0f * 0.044715f * x_sq);
+      return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * slope);
+    } else {
+      const float cdf = 0.5f * (1.0f + vm::erf(x * 0.7071067811865476f));
+      const float pdf = vm::exp(-0.5f * x * x) * 0.3989422804014327f;
+      return g * (cdf + x * pdf);
+    }
+  }
+};
+
+// grad_x = GeluBackward(grad, x; attribute 0), both of x's dtype.
+void gelu_backward_kernel(const Call& call) {
+  visit<pw::Dtypes::floating>(call.input(1).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const std::array<const kiln_tensor*, 2> in = {&call.input(0), &call.input(1)};
+    if (call.attr_f64(0) != 0.0) {
+      map<T, T, T>(VecGeluBackward<C, true>{}, call.output(0), in, kGrainHeavy);
+    } else {
+      map<T, T, T>(VecGeluBackward<C, false>{}, call.output(0), in, kGrainHeavy);
+    }
+  });
+}
+
+// pw::Elu<C> with vecmath's expm1 for float.
+template <class C>
+struct VecElu {
+  static constexpr pw::Dtypes dtypes = pw::Elu<C>::dtypes;
+  C alpha, scale, input_scale;
+  [[gnu::always_inline]] C operator()(C x) const {
+    if constexpr (std::is_same_v<C, float>) {
+      // the members read before the select, so that both sides compute unconditionally and
+      // the loop vectorizes (a load under a condition stops GCC's if-conversion)
+      const float s = scale, negative = alpha * scale, in = input_scale;
+      const float e = vm::expm1(x * in) * negative;
+      return x > 0.0f ? x * s : e;
+    } else {
+      return pw::Elu<C>{alpha, scale, input_scale}(x);
+    }
+  }
+};
+
 }  // namespace
 
 void register_unary(KernelTable& table) {
@@ -64,17 +180,18 @@ void register_unary(KernelTable& table) {
   table.add("relu", kernel<unary_kernel<pw::Relu>>);
   table.add("bitwise_not", kernel<unary_kernel<pw::BitwiseNot>>);
   table.add("logical_not", kernel<unary_kernel<pw::LogicalNot>>);
-  table.add("exp", kernel<unary_kernel<pw::Exp, kGrainHeavy>>);
+  table.add("exp", kernel<unary_kernel<Vectorized<pw::Exp, VmExp>, kGrainHeavy>>);
   table.add("log", kernel<unary_kernel<pw::Log, kGrainHeavy>>);
   table.add("log1p", kernel<unary_kernel<pw::Log1p, kGrainHeavy>>);
-  table.add("expm1", kernel<unary_kernel<pw::Expm1, kGrainHeavy>>);
+  table.add("expm1", kernel<unary_kernel<Vectorized<pw::Expm1, VmExpm1>, kGrainHeavy>>);
   table.add("sqrt", kernel<unary_kernel<pw::Sqrt, kGrainHeavy>>);
   table.add("rsqrt", kernel<unary_kernel<pw::Rsqrt, kGrainHeavy>>);
   table.add("sin", kernel<unary_kernel<pw::Sin, kGrainHeavy>>);
   table.add("cos", kernel<unary_kernel<pw::Cos, kGrainHeavy>>);
-  table.add("tanh", kernel<unary_kernel<pw::Tanh, kGrainHeavy>>);
-  table.add("sigmoid", kernel<unary_kernel<pw::Sigmoid, kGrainHeavy>>);
-  table.add("gelu", kernel<param_kernel<pw::Gelu>>);
+  table.add("tanh", kernel<unary_kernel<Vectorized<pw::Tanh, VmTanh>, kGrainHeavy>>);
+  table.add("sigmoid", kernel<unary_kernel<Vectorized<pw::Sigmoid, VmSigmoid>, kGrainHeavy>>);
+  table.add("gelu", kernel<gelu_kernel>);
+  table.add("gelu_backward", kernel<gelu_backward_kernel>);
   table.add("leaky_relu", kernel<param_kernel<pw::LeakyRelu>>);
   table.add("hardshrink", kernel<param_kernel<pw::Hardshrink>>);
   table.add("softshrink", kernel<param_kernel<pw::Softshrink>>);
@@ -96,13 +213,13 @@ void register_unary(KernelTable& table) {
   table.add("asinh", kernel<unary_kernel<pw::Asinh, kGrainHeavy>>);
   table.add("acosh", kernel<unary_kernel<pw::Acosh, kGrainHeavy>>);
   table.add("atanh", kernel<unary_kernel<pw::Atanh, kGrainHeavy>>);
-  table.add("erf", kernel<unary_kernel<pw::Erf, kGrainHeavy>>);
+  table.add("erf", kernel<unary_kernel<Vectorized<pw::Erf, VmErf>, kGrainHeavy>>);
   table.add("erfc", kernel<unary_kernel<pw::Erfc, kGrainHeavy>>);
   table.add("erfinv", kernel<unary_kernel<pw::Erfinv, kGrainHeavy>>);
   table.add("sinc", kernel<unary_kernel<pw::Sinc, kGrainHeavy>>);
-  table.add("silu", kernel<unary_kernel<pw::Silu, kGrainHeavy>>);
+  table.add("silu", kernel<unary_kernel<Vectorized<pw::Silu, VmSilu>, kGrainHeavy>>);
   table.add("mish", kernel<unary_kernel<pw::Mish, kGrainHeavy>>);
-  table.add("elu", kernel<params_kernel<pw::Elu, 3>>);
+  table.add("elu", kernel<params_kernel<VecElu, 3>>);
   table.add("threshold", kernel<params_kernel<pw::Threshold, 2, kGrain>>);
   table.add("hardswish", kernel<unary_kernel<pw::Hardswish>>);
   table.add("hardsigmoid", kernel<unary_kernel<pw::Hardsigmoid>>);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <string>
 
 namespace conformance {
 namespace {
@@ -48,6 +49,15 @@ double sign_ref(double x) { return static_cast<double>((x > 0) - (x < 0)); }
 double gelu_ref(double x, double tanh_approximation) {
   if (tanh_approximation == 0) return x * 0.5 * (1 + std::erf(x / std::sqrt(2.0)));
   return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+// gelu's derivative: Phi(x) + x phi(x), or that of the tanh approximation
+double gelu_grad_ref(double x, double tanh_approximation) {
+  if (tanh_approximation == 0) {
+    return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) +
+           x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
+  }
+  const double k = std::sqrt(2 / M_PI), t = std::tanh(k * (x + 0.044715 * x * x * x));
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x);
 }
 double silu_ref(double x) { return x / (1 + std::exp(-x)); }
 double mish_ref(double x) { return x * std::tanh(std::log1p(std::exp(x))); }
@@ -261,6 +271,77 @@ void register_unary_cases() {
                   },
               .run = [p](const Args& a) { return Outputs{p.fn(a.t(0), p.param)}; },
               .reference = ref_unary([p](double x) { return p.ref(x, p.param); })});
+  }
+  // gelu's gradient without create_graph: the optional primitive gelu_backward where the device
+  // has it (the composite elsewhere), against gelu's derivative in float64
+  for (double approximate : {0.0, 1.0}) {
+    add_case({.name = approximate == 0 ? "gelu_backward" : "gelu_backward_tanh",
+              .op = "gelu_backward",
+              .dtypes = kFloating,
+              .inputs =
+                  [](ScalarType d) {
+                    return Args{sample({37, 29}, d, -5, 5, 31), sample({37, 29}, d, -1, 1, 32)};
+                  },
+              .run =
+                  [approximate](const Args& a) {
+                    Tensor x = a.t(0).detach().requires_grad_(true);
+                    Tensor y = gelu(x, approximate == 0 ? "none" : "tanh");
+                    return Outputs{kiln::autograd::grad({y}, {x}, {a.t(1)})[0]};
+                  },
+              .reference = ref_binary([approximate](double x, double g) {
+                return g * gelu_grad_ref(x, approximate);
+              })});
+  }
+  // softmax and log_softmax over the last dimension and their gradients without create_graph:
+  // the optional primitives softmax_lastdim and softmax_lastdim_backward where the device has
+  // them (the composite elsewhere), against the composite's formulas in float64; rows of 1, 7
+  // and 300 values (a partial vector, several vectors and a tail)
+  for (bool log : {false, true}) {
+    for (int64_t n : {1, 7, 300}) {
+      const std::string suffix = std::string(log ? "_log" : "") + "_" + std::to_string(n);
+      auto apply = [log](const Tensor& x) {
+        return log ? kiln::nn::functional::log_softmax(x, -1)
+                   : kiln::nn::functional::softmax(x, -1);
+      };
+      auto reference_y = [log](const Tensor& x) {
+        Tensor shifted = x - amax(x, {-1}, /*keepdim=*/true);
+        Tensor e = exp(shifted);
+        Tensor s = sum(e, {-1}, /*keepdim=*/true);
+        return log ? shifted - kiln::log(s) : e / s;
+      };
+      add_case({.name = "softmax_lastdim" + suffix,
+                .op = "softmax_lastdim",
+                .gradient = true,  // the backward primitive, against finite differences
+                .finite_differences = n <= 7,
+                .dtypes = kFloating,
+                .inputs =
+                    [n](ScalarType d) {
+                      return Args{sample({5, 3, n}, d, -8, 8, 33)};
+                    },
+                .run = [apply](const Args& a) { return Outputs{apply(a.t(0))}; },
+                .reference =
+                    [reference_y](const Args& a, ScalarType) {
+                      return Outputs{reference_y(host_double(a.t(0)))};
+                    }});
+      add_case({.name = "softmax_lastdim_backward" + suffix,
+                .op = "softmax_lastdim_backward",
+                .dtypes = kFloating,
+                .inputs =
+                    [n](ScalarType d) {
+                      return Args{sample({5, 3, n}, d, -8, 8, 34), sample({5, 3, n}, d, -1, 1, 35)};
+                    },
+                .run =
+                    [apply](const Args& a) {
+                      Tensor x = a.t(0).detach().requires_grad_(true);
+                      return Outputs{kiln::autograd::grad({apply(x)}, {x}, {a.t(1)})[0]};
+                    },
+                .reference =
+                    [log, reference_y](const Args& a, ScalarType) {
+                      Tensor y = reference_y(host_double(a.t(0))), g = host_double(a.t(1));
+                      if (log) return Outputs{g - exp(y) * sum(g, {-1}, /*keepdim=*/true)};
+                      return Outputs{y * (g - sum(g * y, {-1}, /*keepdim=*/true))};
+                    }});
+    }
   }
   add_case({.name = "erfinv_large",  // the vectorized and parallel paths, and both branches
             .op = "erfinv",

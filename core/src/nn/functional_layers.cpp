@@ -1,4 +1,6 @@
 // kiln::nn::functional layers: linear, activations, softmax family, dropout, embedding, conv2d.
+#include "../ops/softmax.h"
+
 #include <kiln/autograd.h>
 #include <kiln/dispatch.h>
 #include <kiln/nn/functional.h>
@@ -76,10 +78,18 @@ Tensor floating_input(const char* op, const Tensor& input, std::optional<ScalarT
   return input;
 }
 
+bool is_last_dim(const Tensor& x, int64_t dim) {
+  return x.dim() > 0 && (dim == -1 || dim == x.dim() - 1);
+}
+
 Tensor softmax_backend(const SoftmaxOp&, const Tensor& input, int64_t dim,
                        std::optional<ScalarType> dtype) {
   Tensor x = floating_input("softmax", input, dtype);
   if (x.numel() == 0) return x.clone();
+  if (is_last_dim(x, dim)) {  // See Note [Fused softmax]
+    Tensor y = detail::fused_softmax(x, /*log=*/false);
+    if (y.defined()) return y;
+  }
   // subtracting the maximum changes nothing mathematically (nor the gradient): detach it
   Tensor shifted = x - amax(x, {dim}, /*keepdim=*/true).detach();
   Tensor e = exp(shifted);
@@ -90,6 +100,10 @@ Tensor log_softmax_backend(const SoftmaxOp&, const Tensor& input, int64_t dim,
                            std::optional<ScalarType> dtype) {
   Tensor x = floating_input("log_softmax", input, dtype);
   if (x.numel() == 0) return x.clone();
+  if (is_last_dim(x, dim)) {  // See Note [Fused softmax]
+    Tensor y = detail::fused_softmax(x, /*log=*/true);
+    if (y.defined()) return y;
+  }
   return x - kiln::logsumexp(x, {dim}, /*keepdim=*/true);
 }
 

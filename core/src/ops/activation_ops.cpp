@@ -7,6 +7,8 @@
 #include "elementwise.h"
 #include "operator_entry.h"
 
+#include <kiln/autograd.h>
+
 #include <cmath>
 #include <string_view>
 
@@ -65,8 +67,42 @@ constexpr double kInvSqrtTwoPi = 0.3989422804014327;   // 1 / sqrt(2 pi)
 constexpr double kSqrtTwoOverPi = 0.7978845608028654;  // sqrt(2 / pi)
 constexpr double kKappa = 0.044715;
 
+// Note [Fused gelu backward]: gelu's gradient is about ten elementwise operators, each a pass
+// over memory (and, in bfloat16, a rounding). gelu_backward is an optional primitive that does
+// it in one pass, computing in float32 for the 16-bit floats and rounding once, as PyTorch's
+// GeluBackward. It runs where the device has it and no graph of the gradient is being built;
+// under create_graph the formula below is written in differentiable operators.
+using GeluBackwardOp = Operator<Tensor(const Tensor&, const Tensor&, double)>;
+
+Tensor gelu_backward_backend(const GeluBackwardOp& op, const Tensor& grad, const Tensor& x,
+                             double tanh_approximation) {
+  KILN_CHECK_TYPE(is_floating_point(x.dtype()) && grad.dtype() == x.dtype(), op.name(),
+                  ": expected a floating point self and a grad_output of its dtype, but got ",
+                  dtype_name(grad.dtype()), " and ", dtype_name(x.dtype()));
+  KILN_CHECK_VALUE(grad.sizes() == x.sizes(), op.name(), ": grad_output of size ", grad.sizes(),
+                   " does not match self of size ", x.sizes());
+  common_device(op.name(), {&grad, &x});
+  Tensor out = empty_tensor(x.sizes(), x.dtype(), x.device());
+  run_kernel(op, {&grad, &x}, {&out}, Attrs().f64("tanh_approximation", tanh_approximation));
+  return out;
+}
+
+GeluBackwardOp gelu_backward_op(
+    "gelu_backward",
+    "gelu_backward(Tensor grad_output, Tensor self, float tanh_approximation) -> Tensor",
+    gelu_backward_backend);
+const bool gelu_backward_registered = [] {
+  gelu_backward_op.set_optional();
+  return true;
+}();
+
 // As PyTorch's GeluBackward: Phi(x) + x * phi(x), or the derivative of the tanh approximation.
+// See Note [Fused gelu backward].
 Tensor gelu_backward(T g, T x, double tanh_approximation) {
+  if (!autograd::GradMode::is_enabled() && gelu_backward_op.has_plugin_kernel(x.device().type()) &&
+      g.dtype() == x.dtype() && g.sizes() == x.sizes() && g.device() == x.device()) {
+    return gelu_backward_op(g, x, tanh_approximation);
+  }
   if (tanh_approximation == 0) {
     Tensor cdf = (erf(x * kSqrtHalf) + 1) * 0.5;
     Tensor pdf = exp(x * x * -0.5) * kInvSqrtTwoPi;

@@ -145,6 +145,26 @@ struct Softshrink {
 
 // ---- activations with several parameters (attributes 0, 1, 2) ---------------------------------
 
+// gelu_backward(g, x; approximate): g times gelu's derivative, Phi(x) + x phi(x) (`approximate`
+// 0), or the derivative of the tanh approximation (nonzero), as PyTorch's GeluBackward.
+template <class C>
+struct GeluBackward {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  C approximate;
+  KILN_HOST_DEVICE C operator()(C g, C x) const {
+    using std::erf, std::exp, std::tanh;
+    if (approximate != C(0)) {
+      const C x_sq = x * x;
+      const C t = tanh(C(0.7978845608028654) * (x + C(0.044715) * x_sq * x));
+      const C slope = C(0.7978845608028654) * (C(1) + C(3 * 0.044715) * x_sq);
+      return g * (C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * slope);
+    }
+    const C cdf = C(0.5) * (C(1) + erf(x * C(0.7071067811865476)));
+    const C pdf = exp(C(-0.5) * x * x) * C(0.3989422804014327);
+    return g * (cdf + x * pdf);
+  }
+};
+
 // elu(x; alpha, scale, input_scale): scale * x for x > 0, alpha * scale * (exp(input_scale * x) -
 // 1) otherwise, as PyTorch's elu; selu and celu are elu with fixed or derived parameters.
 template <class C>
