@@ -4,8 +4,8 @@
 //   - a DDP training step of an MLP 784-512-512-10 (SGD, batch 64 per rank, one thread per rank),
 //     and the same step in one process at the same batch: their ratio is the cost of
 //     communication left after overlapping it with backward.
-// Medians of several runs. The ratio columns are PyTorch's time over kiln's (above 1: kiln is
-// faster) and PyTorch's bandwidth under kiln's (below 1: kiln is faster).
+// Medians of several runs. The ratio column is PyTorch's figure over kiln's: for step times above
+// 1 means kiln is faster, for bandwidths above 1 means PyTorch is faster.
 //   build/bin/kiln-dist-bench            the table, then one JSON line
 //   build/bin/kiln-dist-bench --kiln     kiln's numbers only, as JSON (it starts its 2 ranks)
 #include "bench_common.hpp"

@@ -404,8 +404,8 @@ typedef struct kiln_plugin_info {
 KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void); /* no side effects */
 /* 1: can run here; 0: cannot (reason via host->set_error): the plugin is listed, not used. */
 KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host);
-/* Registers devices, kernels, sources, decoders and communication backends. Non-zero (with an error set): the plugin is
- * refused and everything it registered is removed. */
+/* Registers devices, kernels, sources, decoders and communication backends. Non-zero (with an error
+ * set): the plugin is refused and everything it registered is removed. */
 KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host);
 
 /* Optional exports of a data-source plugin: its checks, for kiln-plugin-check. The core never
