@@ -50,9 +50,16 @@ BOOST_AUTO_TEST_CASE(embedding_bag_matches_pytorch) {
         v[2], v[0],
         F::EmbeddingBagFuncOptions().offsets(v[3]).mode(kiln::kSum).per_sample_weights(v[1]));
   });
-  check_case("embedding_bag_mean_scale_grad", {"w", "idx"}, [](auto& v) {
-    return F::embedding_bag(v[1], v[0], F::EmbeddingBagFuncOptions().scale_grad_by_freq(true));
-  });
+  // scale_grad_by_freq divides each row's gradient by its count in the batch, as documented
+  // (PyTorch 1.13's CPU embedding_bag scales some rows by another entry's count: not followed;
+  // func_cases.txt keeps its numbers as embedding_bag_mean_scale_grad)
+  Tensor ones = kiln::ones({6, 1}, kiln::kDouble).requires_grad_();
+  F::embedding_bag(golden("embedding_bag_mean_scale_grad", "idx"), ones,
+                   F::EmbeddingBagFuncOptions().mode(kiln::kSum).scale_grad_by_freq(true))
+      .sum()
+      .backward();
+  BOOST_CHECK(ones.grad().flatten().equal(kiln::tensor({1.0, 1.0, 0.0, 1.0, 0.0, 1.0},
+                                                       kiln::kDouble)));
   // ATen's form: the bags of each entry and their sizes besides the output
   Tensor w = golden("embedding_bag_sum_padding", "w");
   auto [out, offset2bag, bag_size, max_indices] =
@@ -61,7 +68,7 @@ BOOST_AUTO_TEST_CASE(embedding_bag_matches_pytorch) {
                           false, 4);
   check_close(out, golden("embedding_bag_sum_padding", "out"), 1e-12, 1e-12, "kiln::embedding_bag");
   BOOST_CHECK(offset2bag.equal(kiln::tensor({0, 0, 0, 2, 2, 2, 3, 3}, kiln::kLong)));
-  BOOST_CHECK(bag_size.equal(kiln::tensor({2, 0, 3, 2}, kiln::kLong)));
+  BOOST_CHECK(bag_size.equal(kiln::tensor({2, 0, 2, 2}, kiln::kLong)));  // padding excluded
 }
 
 BOOST_AUTO_TEST_CASE(embedding_options_match_pytorch) {

@@ -60,7 +60,12 @@ using KnownSignatures = SignatureList<
     Tensor(const Tensor&, const Tensor&, bool, bool, double, Reduction),  // poisson_nll
     Tensor(const Tensor&, const Tensor&, int64_t, double),                // cosine_similarity
     Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, Reduction,
-           bool)>;  // ctc_loss
+           bool),                                                        // ctc_loss
+    Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&),  // bilinear
+    Tensor(const Tensor&, double),                                       // pdist
+    Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool),        // grid_sampler
+    std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef,
+                               const Tensor&)>;  // fractional_max_pool2d/3d
 
 template <class Signature>
 bool try_install(OperatorBase* op) {

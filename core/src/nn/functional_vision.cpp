@@ -118,7 +118,11 @@ Tensor grid_sampler_composite(const GridSamplerOp&, const Tensor& input, const T
     for (const Tensor& c : coords) nearest.push_back(round(c.detach()));
     Tensor inside;
     Tensor values = read_points(flat_input, spatial, nearest, inside);
-    return where(inside.unsqueeze(1), values, zeros_like(values)).view(out_sizes);
+    Tensor out = where(inside.unsqueeze(1), values, zeros_like(values));
+    // the grid's gradient is zero here, as PyTorch's (defined: the grid was used); a masked-out
+    // where() adds exactly 0 even for a non-finite grid
+    Tensor never = zeros({1, 1, 1}, TensorOptions().dtype(kBool).device(input.device()));
+    return (out + where(never, coords[0].unsqueeze(1), 0.0)).view(out_sizes);
   }
   std::vector<Tensor> lower;
   for (const Tensor& c : coords) lower.push_back(floor(c.detach()));
