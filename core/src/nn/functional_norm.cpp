@@ -104,8 +104,8 @@ Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Te
                        const Tensor& weight, const Tensor& bias, bool training, double momentum,
                        double eps) {
   const int64_t count = check_batch_norm(input, running_mean, running_var, weight, bias, training);
-  if (training && detail::fused_batch_norm_available(input, weight, bias)) {
-    auto [out, mean, var] = detail::batch_norm_train(input, weight, bias, eps, /*relu=*/true);
+  if (training && kiln::detail::fused_batch_norm_available(input, weight, bias)) {
+    auto [out, mean, var] = kiln::detail::batch_norm_train(input, weight, bias, eps, /*relu=*/true);
     update_running(running_mean, running_var, mean, var, count, momentum);
     return out;
   }
@@ -126,8 +126,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   Tensor scale = weight.defined() ? weight.reshape(shape) : Tensor();
   Tensor shift = bias.defined() ? bias.reshape(shape) : Tensor();
   if (training) {
-    if (detail::fused_batch_norm_available(input, weight, bias)) {
-      auto [out, mean, var] = detail::batch_norm_train(input, weight, bias, eps, /*relu=*/false);
+    if (kiln::detail::fused_batch_norm_available(input, weight, bias)) {
+      auto [out, mean, var] =
+          kiln::detail::batch_norm_train(input, weight, bias, eps, /*relu=*/false);
       update_running(running_mean, running_var, mean, var, count, momentum);
       return out;
     }
@@ -180,8 +181,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 }
 
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {
-  return layer_norm(input, options.normalized_shape(), options.weight(), options.bias(),
-                    options.eps());
+  return functional::layer_norm(input, options.normalized_shape(), options.weight(), options.bias(),
+                                options.eps());
 }
 
 // As PyTorch's: batch_norm of input viewed as [1, N * C, d...], with the running statistics and
@@ -270,12 +271,21 @@ Tensor local_response_norm(const Tensor& input, const LocalResponseNormFuncOptio
 
 Tensor normalize(const Tensor& input, NormalizeFuncOptions options) {
   Tensor norm = kiln::norm(input, options.p(), {options.dim()}, /*keepdim=*/true);
-  return input / clamp_min(norm, options.eps());
+  Tensor result = input / clamp_min(norm, options.eps());
+  if (!options.out()) return result;
+  const Tensor& out = *options.out();
+  if (out.sizes() != result.sizes()) out.resize_(result.sizes());
+  return out.copy_(result);
 }
 
 }  // namespace kiln::nn::functional
 
 namespace kiln {
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps, bool /*cudnn_enable*/) {
+  return nn::functional::layer_norm(input, normalized_shape, weight, bias, eps);
+}
+
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
                   double eps) {
   return nn::functional::group_norm(
