@@ -49,6 +49,11 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   return table[static_cast<int>(a)][static_cast<int>(b)];
 }
 
+void Scalar::overflow(const char* type) const {
+  throw ValueError(detail::str("value cannot be converted to type ", type, " without overflow: ",
+                               *this, " (Scalar::to; check the value's range first)"));
+}
+
 std::ostream& operator<<(std::ostream& out, const Scalar& s) {
   if (s.is_bool()) return out << (s.to_bool() ? "True" : "False");
   if (s.is_floating_point()) return out << s.to_double();

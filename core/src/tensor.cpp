@@ -185,7 +185,7 @@ int64_t Tensor::stride(int64_t dim) const {
 
 TensorOptions Tensor::options() const { return TensorOptions().dtype(dtype()).device(device()); }
 
-Tensor& Tensor::set_requires_grad(bool requires_grad) {
+const Tensor& Tensor::set_requires_grad(bool requires_grad) const {
   requires_grad_(requires_grad);
   return *this;
 }

@@ -53,6 +53,15 @@ Tensor Tensor::lt(const Tensor& o) const { return kiln::lt(*this, o); }
 Tensor Tensor::le(const Tensor& o) const { return kiln::le(*this, o); }
 Tensor Tensor::gt(const Tensor& o) const { return kiln::gt(*this, o); }
 Tensor Tensor::ge(const Tensor& o) const { return kiln::ge(*this, o); }
+Tensor Tensor::eq(const Scalar& o) const { return kiln::eq(*this, o); }
+Tensor Tensor::ne(const Scalar& o) const { return kiln::ne(*this, o); }
+Tensor Tensor::lt(const Scalar& o) const { return kiln::lt(*this, o); }
+Tensor Tensor::le(const Scalar& o) const { return kiln::le(*this, o); }
+Tensor Tensor::gt(const Scalar& o) const { return kiln::gt(*this, o); }
+Tensor Tensor::ge(const Scalar& o) const { return kiln::ge(*this, o); }
+Tensor Tensor::isnan() const { return kiln::isnan(*this); }
+Tensor Tensor::isinf() const { return kiln::isinf(*this); }
+Tensor Tensor::isfinite() const { return kiln::isfinite(*this); }
 Tensor Tensor::logical_and(const Tensor& o) const { return kiln::logical_and(*this, o); }
 Tensor Tensor::logical_or(const Tensor& o) const { return kiln::logical_or(*this, o); }
 Tensor Tensor::logical_xor(const Tensor& o) const { return kiln::logical_xor(*this, o); }

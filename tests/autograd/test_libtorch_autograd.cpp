@@ -8,8 +8,24 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <string>
+#include <vector>
+
 using kiln::Tensor;
 namespace ag = kiln::autograd;
+
+namespace {
+// A custom function that passes its input through and records how its gradient arrived.
+struct Identity : ag::Function<Identity> {
+  static Tensor forward(ag::AutogradContext*, Tensor x) { return x; }
+  static ag::variable_list backward(ag::AutogradContext*, ag::variable_list grads) {
+    seen = grads[0].defined() ? "zeros" : "undefined";
+    if (grads[0].defined()) BOOST_TEST(grads[0].equal(kiln::zeros({1})));
+    return grads;
+  }
+  static inline std::string seen;
+};
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(libtorch_autograd)
 
@@ -122,6 +138,44 @@ BOOST_AUTO_TEST_CASE(leaf_grad_fn_and_retain_grad_shapes) {
   const Tensor& detached = y.detach_();
   BOOST_TEST(detached.is_leaf());
   BOOST_TEST(!y.requires_grad());
+}
+
+BOOST_AUTO_TEST_CASE(remove_hook_disables_one_hook) {
+  // torch: removing the first of two hooks on a leaf and on a non-leaf leaves the second
+  Tensor x = kiln::tensor({1.0, 2.0}, kiln::requires_grad());
+  unsigned doubled = x.register_hook([](const Tensor& g) { return g * 2; });
+  int seen = 0;
+  x.register_hook([&seen](const Tensor&) { ++seen; });
+  Tensor y = x * 3;
+  unsigned tripled = y.register_hook([](const Tensor& g) { return g * 3; });
+  unsigned plus_one = y.register_hook([](const Tensor& g) { return g + 1; });
+  x.remove_hook(doubled);
+  y.remove_hook(tripled);
+  y.sum().backward();
+  BOOST_TEST(x.grad().equal(kiln::tensor({6.0, 6.0})));  // (1 + 1) * 3, no doubling or tripling
+  BOOST_TEST(seen == 1);
+  CHECK_ERROR(kiln::IndexError, x.remove_hook(doubled), "invalid index, no hook at position 0");
+  CHECK_ERROR(kiln::IndexError, y.remove_hook(7), "no hook at position 7");
+  Tensor z = x * 2;  // another output of another node: y's index is not z's hook
+  CHECK_ERROR(kiln::IndexError, z.remove_hook(plus_one), "no hook at position 1");
+}
+
+BOOST_AUTO_TEST_CASE(undefined_grad_and_make_variable) {
+  // torch (CustomAutogradTest.MaterializeGrads): a custom function under UndefinedGrad sees a
+  // zero gradient (materialized by default).
+  Tensor x = kiln::ones({1}, kiln::requires_grad());
+  std::vector<Tensor> out = ag::UndefinedGrad().apply({Identity::apply(x)});
+  BOOST_TEST(out[0].grad_fn()->name() == "UndefinedGradBackward");
+  out[0].backward();
+  BOOST_TEST(Identity::seen == "zeros");
+  BOOST_TEST(x.grad().equal(kiln::zeros({1})));
+  std::vector<Tensor> none = ag::UndefinedGrad().apply({kiln::ones({2}), Tensor()});
+  BOOST_TEST((none[0].grad_fn() == nullptr && !none[1].defined()));
+
+  Tensor data = kiln::ones({3});
+  Tensor v = ag::make_variable(data, /*requires_grad=*/true);
+  BOOST_TEST((v.requires_grad() && v.is_leaf() && v.is_same_storage(data)));
+  BOOST_TEST(!ag::make_variable(data).requires_grad());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -327,4 +327,15 @@ BOOST_AUTO_TEST_CASE(errors_name_the_operator_and_operands) {
                                                kiln::exp(leaf.detach()) * 0.5)));
 }
 
+BOOST_AUTO_TEST_CASE(libtorch_functional_option_forms) {
+  Tensor x = kiln::tensor({-1.0, 0.5, 2.0});
+  Tensor y = x.clone();
+  BOOST_TEST(F::relu(y, F::ReLUFuncOptions().inplace(true)).is_same(y));
+  BOOST_TEST(y.equal(kiln::tensor({0.0, 0.5, 2.0})));
+  BOOST_TEST(F::relu(x, F::ReLUFuncOptions()).equal(y));
+  BOOST_TEST(x.equal(kiln::tensor({-1.0, 0.5, 2.0})));  // not in place
+  BOOST_TEST(kiln::allclose(F::softplus(x, F::SoftplusFuncOptions().beta(2).threshold(1)),
+                            F::softplus(x, 2, 1)));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -34,6 +34,23 @@ struct Five : nn::Module {
   int forward() { return 5; }
 };
 
+// forward() with defaults declared for AnyModule (libtorch's any.cpp M_default_arg_with_macro).
+struct WithDefaults : nn::Module {
+  double forward(int a, int b = 2, double c = 3.0) { return a + b + c; }
+
+ protected:
+  FORWARD_HAS_DEFAULT_ARGS({1, nn::AnyValue(2)}, {2, nn::AnyValue(3.0)})
+};
+struct WithoutDefaults : nn::Module {
+  double forward(int a, int b = 2, double c = 3.0) { return a + b + c; }
+};
+struct BadDefaults : nn::Module {
+  double forward(int a, int b) { return a + b; }
+
+ protected:
+  FORWARD_HAS_DEFAULT_ARGS({0, nn::AnyValue(2)})  // not the last parameter
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(containers)
@@ -157,7 +174,7 @@ BOOST_AUTO_TEST_CASE(sequential_named_any_and_errors) {
 
   nn::AnyModule any(nn::Linear(4, 2));
   BOOST_CHECK_EQUAL(any.forward(x).size(1), 2);
-  BOOST_CHECK_EQUAL(any.get<nn::Linear>().options.out_features(), 2);
+  BOOST_CHECK_EQUAL(any.get<nn::Linear>()->options.out_features(), 2);
   CHECK_ERROR(kiln::TypeError, any.get<nn::ReLU>(), "Attempted to cast module of type");
   CHECK_ERROR(kiln::TypeError, any.forward<int>(x), "but you asked for type int");
   nn::AnyModule none;
@@ -280,6 +297,36 @@ BOOST_AUTO_TEST_CASE(parameter_dict_and_list) {
   BOOST_CHECK_EQUAL(printed(*nn::ParameterList(kiln::zeros({2}, kiln::kLong))),
                     "kiln::nn::ParameterList(\n(0): Parameter containing: [Long of size [2]]\n)");
   BOOST_CHECK(nn::ParameterList()->is_empty());
+}
+
+BOOST_AUTO_TEST_CASE(any_module_defaults_assignment_and_holders) {
+  nn::AnyModule with(WithDefaults{});
+  BOOST_TEST(with.forward<double>(1) == 6.0);
+  BOOST_TEST(with.forward<double>(1, 3) == 7.0);
+  BOOST_TEST(with.forward<double>(1, 3, 5.0) == 9.0);
+  CHECK_ERROR(kiln::ValueError, with.forward(),
+              "WithDefaults's forward() method expects at least 1 argument(s) and at most 3 "
+              "argument(s), but received 0.");
+  CHECK_ERROR(kiln::ValueError, with.forward(1, 2, 3.0, 4), "but received 4.");
+  nn::AnyModule without(WithoutDefaults{});
+  BOOST_TEST(without.forward<double>(1, 3, 5.0) == 9.0);
+  CHECK_ERROR(kiln::ValueError, without.forward(1),
+              "WithoutDefaults's forward() method expects 3 argument(s), but received 1. If "
+              "(anonymous namespace)::WithoutDefaults's forward() method has default arguments");
+  CHECK_ERROR(kiln::ValueError, nn::AnyModule(BadDefaults{}), "FORWARD_HAS_DEFAULT_ARGS of",
+              "the defaults must be of the last parameters");
+
+  nn::AnyModule any;
+  CHECK_ERROR(kiln::Error, any.get<WithDefaults>(), "Cannot call get() on an empty AnyModule");
+  CHECK_ERROR(kiln::Error, any.ptr(), "Cannot call ptr() on an empty AnyModule");
+  CHECK_ERROR(kiln::Error, any.type_info(), "Cannot call type_info() on an empty AnyModule");
+  any = std::make_shared<WithDefaults>();
+  BOOST_TEST(any.forward<double>(0) == 5.0);
+  nn::Linear linear(3, 4);
+  any = linear.ptr();
+  nn::Linear back = any.get<nn::Linear>();  // a holder sharing the module
+  BOOST_TEST(back->weight.is_same(linear->weight));
+  BOOST_TEST(any.get<nn::LinearImpl>().options.out_features() == 4);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

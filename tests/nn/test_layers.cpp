@@ -61,6 +61,34 @@ BOOST_AUTO_TEST_CASE(default_initialisation_as_pytorch) {
               "fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
 }
 
+BOOST_AUTO_TEST_CASE(init_takes_libtorch_tags_eye_and_dirac) {
+  namespace init = nn::init;
+  BOOST_CHECK_CLOSE(init::calculate_gain(kiln::kTanh), 5.0 / 3.0, 1e-12);
+  BOOST_CHECK_CLOSE(init::calculate_gain(kiln::kReLU), std::sqrt(2.0), 1e-12);
+  BOOST_CHECK_CLOSE(init::calculate_gain(kiln::kLeakyReLU), std::sqrt(2.0 / (1 + 1e-4)), 1e-12);
+  BOOST_CHECK_EQUAL(init::calculate_gain(kiln::kConvTranspose2D), 1.0);
+  kiln::manual_seed(0);
+  Tensor w = kiln::empty({200, 300});
+  init::kaiming_normal_(w, 0, kiln::kFanOut, kiln::kReLU);  // std sqrt(2 / 200)
+  BOOST_CHECK_CLOSE(w.std().item<double>(), std::sqrt(2.0 / 200.0), 3.0);
+  Tensor e = init::eye_(kiln::empty({2, 3}));
+  BOOST_CHECK(e.equal(kiln::tensor({1.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f}).view({2, 3})));
+  CHECK_ERROR(kiln::ValueError, init::eye_(kiln::empty({2})), "eye_: only tensors with 2");
+  // torch.nn.init.dirac_(torch.empty(4, 2, 3), groups=2): a 1 at [g*2+c, c, 1]
+  Tensor d = init::dirac_(kiln::empty({4, 2, 3}), 2);
+  BOOST_CHECK_EQUAL(d.sum().item<double>(), 4.0);
+  for (int64_t g = 0; g < 2; ++g) {
+    for (int64_t c = 0; c < 2; ++c) BOOST_CHECK_EQUAL(d[g * 2 + c][c][1].item<double>(), 1.0);
+  }
+  // a 2-D convolution weight initialised by dirac_ passes its input through
+  Tensor k = init::dirac_(kiln::empty({3, 3, 3, 3}));
+  Tensor x = kiln::randn({1, 3, 5, 5});
+  BOOST_CHECK(kiln::allclose(kiln::conv2d(x, k, {}, 1, 1), x));
+  CHECK_ERROR(kiln::ValueError, init::dirac_(kiln::empty({3, 2, 3}), 2),
+              "dirac_: dim 0 (3) must be divisible by groups (2)");
+  CHECK_ERROR(kiln::ValueError, init::dirac_(kiln::empty({3, 3})), "3, 4, or 5 dimensions");
+}
+
 BOOST_AUTO_TEST_CASE(layer_norm_matches_pytorch) {
   check_case("layer_norm_1", {"x", "w", "b"},
              [](auto& v) { return F::layer_norm(v[0], {4}, v[1], v[2]); });

@@ -163,4 +163,20 @@ BOOST_AUTO_TEST_CASE(local_response_norm_and_normalize_match_pytorch) {
               "size [2, 3])");
 }
 
+BOOST_AUTO_TEST_CASE(aten_layer_norm_and_normalize_out) {
+  kiln::manual_seed(4);
+  Tensor x = kiln::randn({3, 2, 2});
+  BOOST_TEST(kiln::allclose(kiln::layer_norm(x, {2, 2}, Tensor(), Tensor(), 2e-5),
+                            F::layer_norm(x, F::LayerNormFuncOptions({2, 2}).eps(2e-5))));
+  Tensor input = kiln::arange(10, kiln::kFloat).view({1, 2, 5});
+  Tensor out = kiln::randn({1, 2, 5});
+  Tensor r = F::normalize(input, F::NormalizeFuncOptions().p(1).dim(-1).out(out));
+  BOOST_TEST(r.is_same(out));
+  BOOST_TEST(kiln::allclose(out, input / input.abs().sum({-1}, true)));
+  Tensor small = kiln::empty({0});  // resized to the result's sizes, as libtorch's out=
+  F::normalize(input, F::NormalizeFuncOptions().out(small));
+  BOOST_TEST(small.sizes().vec() == (std::vector<int64_t>{1, 2, 5}),
+             boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

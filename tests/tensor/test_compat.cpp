@@ -5,8 +5,11 @@
 
 #include <kiln/kiln.h>
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -211,6 +214,69 @@ BOOST_AUTO_TEST_CASE(libtorch_aliases_name_kilns_types) {
   auto q = guts::make_unique<int[]>(3);
   BOOST_TEST(*p == 5);
   BOOST_TEST(q != nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(scalar_conversions_are_libtorchs_and_checked) {
+  Scalar f(3.75), i(int64_t{300}), b(true), nan(std::nan(""));
+  BOOST_TEST(f.toDouble() == 3.75);
+  BOOST_TEST(f.toFloat() == 3.75f);
+  BOOST_TEST(f.toInt() == 3);  // truncated toward zero, as a C++ conversion
+  BOOST_TEST(Scalar(-3.75).toLong() == -3);
+  BOOST_TEST(i.toShort() == 300);
+  BOOST_TEST(b.toBool());
+  BOOST_TEST(i.isIntegral(false));
+  BOOST_TEST(f.isFloatingPoint());
+  BOOST_TEST(b.isBoolean());
+  BOOST_TEST(static_cast<float>(Scalar(1.5).toHalf()) == 1.5f);
+  CHECK_ERROR(ValueError, i.toChar(), "value cannot be converted to type int8_t without overflow",
+              "300");
+  CHECK_ERROR(ValueError, Scalar(int64_t{-1}).toByte(), "to type uint8_t without overflow");
+  CHECK_ERROR(ValueError, nan.toLong(), "to type int64_t without overflow");
+  CHECK_ERROR(ValueError, Scalar(1e19).to_long(), "to type int64_t without overflow");
+  CHECK_ERROR(ValueError, Scalar(std::numeric_limits<double>::infinity()).toInt(), "int32_t");
+  BOOST_TEST(Scalar(-9223372036854775808.0).toLong() == std::numeric_limits<int64_t>::min());
+}
+
+BOOST_AUTO_TEST_CASE(expanding_array_as_libtorchs) {
+  ExpandingArray<3> a(std::array<int64_t, 3>{1, 2, 3});
+  BOOST_TEST((*a)[2] == 3);
+  BOOST_TEST(a->size() == 3u);
+  (*a)[0] = 7;
+  BOOST_TEST(a[0] == 7);
+  CHECK_ERROR(ValueError, ExpandingArray<2>({1, 2, 3}), "Expected 2 values, but instead got 3");
+  CHECK_ERROR(ValueError, ExpandingArray<2>(std::vector<int64_t>{1}),
+              "Expected 2 values, but instead got 1");
+}
+
+BOOST_AUTO_TEST_CASE(slice_defaults_and_data_aliases) {
+  Tensor x = arange(6).reshape({3, 2});
+  BOOST_TEST(x.slice().sizes().vec() == (std::vector<int64_t>{3, 2}),
+             boost::test_tools::per_element());
+  BOOST_TEST(x.slice(0, 1).sizes().vec() == (std::vector<int64_t>{2, 2}),
+             boost::test_tools::per_element());
+  BOOST_TEST(x.slice(1, 1).is_same_storage(x));
+  Tensor w = randn({2}).set_requires_grad(true);  // set_requires_grad is const, as libtorch's
+  BOOST_TEST(w.requires_grad());
+  Tensor d = w.tensor_data(), v = w.variable_data();
+  BOOST_TEST((!d.requires_grad() && !v.requires_grad() && d.is_same_storage(w)));
+}
+
+BOOST_AUTO_TEST_CASE(isinf_isfinite_and_scalar_comparison_methods) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor x = tensor({1.0, inf, -inf, std::nan(""), 0.0});
+  BOOST_TEST(x.isinf().equal(tensor({false, true, true, false, false})));
+  BOOST_TEST(isposinf(x).equal(tensor({false, true, false, false, false})));
+  BOOST_TEST(isneginf(x).equal(tensor({false, false, true, false, false})));
+  BOOST_TEST(x.isfinite().equal(tensor({true, false, false, false, true})));
+  BOOST_TEST(x.isnan().equal(tensor({false, false, false, true, false})));
+  Tensor i = tensor({1, 2}, kByte);
+  BOOST_TEST(i.isfinite().all().item<bool>());
+  BOOST_TEST(!i.isinf().any().item<bool>());
+  BOOST_TEST(x.to(kBFloat16).isinf().equal(x.isinf()));
+  Tensor y = tensor({1.0, 2.0, 3.0});
+  BOOST_TEST(y.gt(1.5).equal(tensor({false, true, true})));
+  BOOST_TEST(y.ne(2).equal(tensor({true, false, true})));
+  BOOST_TEST(y.le(2.0).equal(y.lt(2.5)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -72,6 +72,8 @@ class KILN_API Node : public std::enable_shared_from_this<Node> {
     output_hooks_.emplace_back(output_nr, std::move(hook));
   }
   const std::vector<std::pair<uint32_t, Hook>>& output_hooks() const { return output_hooks_; }
+  // Disables hook `index` of output_hooks() (an empty Hook is skipped); the others keep theirs.
+  void remove_output_hook(size_t index) { output_hooks_.at(index).second = nullptr; }
 
  private:
   std::vector<Edge> next_edges_;
@@ -162,6 +164,23 @@ class KILN_API DetectAnomalyGuard {
  private:
   bool previous_enabled_;
   bool previous_check_nan_;
+};
+
+// libtorch's make_variable: `data`'s values as a new leaf sharing its storage, requiring grad
+// when asked.
+inline Tensor make_variable(const Tensor& data, bool requires_grad = false,
+                            bool /*allow_tensor_metadata_change*/ = true) {
+  Tensor variable = data.data();
+  if (requires_grad) variable.requires_grad_(true);
+  return variable;
+}
+
+// As libtorch's torch::autograd::UndefinedGrad, for testing that backward formulas handle
+// undefined gradients: apply() returns copies of its inputs whose backward passes undefined
+// gradients (no gradient) to the inputs.
+class KILN_API UndefinedGrad {
+ public:
+  std::vector<Tensor> apply(std::vector<Tensor>&& inputs);
 };
 
 // Computes the gradients of `tensors` with respect to the graph leaves and accumulates them in

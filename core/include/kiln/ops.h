@@ -244,6 +244,12 @@ KILN_API bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, dou
 KILN_API Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8,
                         bool equal_nan = false);
 KILN_API Tensor isnan(const Tensor& x);
+// Elementwise tests of floating values (bool tensors; integer and bool inputs are never infinite
+// or NaN): +-inf (isinf), +inf (isposinf), -inf (isneginf), neither inf nor NaN (isfinite).
+KILN_API Tensor isinf(const Tensor& x);
+KILN_API Tensor isposinf(const Tensor& x);
+KILN_API Tensor isneginf(const Tensor& x);
+KILN_API Tensor isfinite(const Tensor& x);
 
 // --- sorting, scans, rearranging and padding (issue 15) ------------------------------------
 // Inclusive scans along dim (primitives; scan.cpp): out[i] = x[0] + ... + x[i] (cumsum),

@@ -126,7 +126,7 @@ class KILN_API Tensor {
   // Made in InferenceMode (or a view of such a tensor): read-only outside it, never saved for
   // backward.
   bool is_inference() const { return impl().inference; }
-  Tensor& set_requires_grad(bool requires_grad);
+  const Tensor& set_requires_grad(bool requires_grad) const;
   const Tensor& requires_grad_(bool requires_grad = true) const;
   // Always kStrided: kiln has no sparse or other layouts.
   Layout layout() const { return kStrided; }
@@ -151,6 +151,10 @@ class KILN_API Tensor {
   // version counter (kiln keeps it on the storage), so changing it in place is still caught by
   // a backward that saved this tensor.
   Tensor data() const;
+  // libtorch's other names for data(). Both share the version counter, which kiln keeps on the
+  // storage (libtorch's variable_data() starts a new one).
+  Tensor variable_data() const { return data(); }
+  Tensor tensor_data() const { return data(); }
   // Makes this tensor use new_data's storage, sizes, strides and dtype, keeping its autograd
   // identity (requires_grad, grad, hooks), as libtorch's set_data. Both must be on the same
   // device type.
@@ -175,6 +179,9 @@ class KILN_API Tensor {
           return Tensor();
         }));
   }
+  // Disables the hook register_hook returned `pos` for (the others keep their indices); raises
+  // kiln::IndexError for an index no hook of this tensor has.
+  void remove_hook(unsigned pos) const;
   // The storage's version counter (bumped by every in-place change).
   uint32_t _version() const { return impl().storage->version(); }
 
@@ -213,8 +220,8 @@ class KILN_API Tensor {
   Tensor t() const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor select(int64_t dim, int64_t index) const;
-  Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
-               int64_t step = 1) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
   Tensor expand(IntArrayRef sizes) const;
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
   Tensor squeeze() const;
@@ -263,6 +270,9 @@ class KILN_API Tensor {
   Tensor min(const Tensor& other) const { return minimum(other); }
   Tensor neg() const;
   Tensor abs() const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
   Tensor sign() const;
   Tensor exp() const;
   Tensor log() const;
@@ -285,6 +295,12 @@ class KILN_API Tensor {
   Tensor le(const Tensor& other) const;
   Tensor gt(const Tensor& other) const;
   Tensor ge(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor ge(const Scalar& other) const;
   Tensor logical_and(const Tensor& other) const;
   Tensor logical_or(const Tensor& other) const;
   Tensor logical_xor(const Tensor& other) const;

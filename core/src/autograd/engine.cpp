@@ -35,6 +35,7 @@ class AccumulateGrad : public Node {
     if (!g.defined()) return {};
     AutogradMeta& m = detail::meta(variable_);
     for (const Hook& hook : m.hooks) {
+      if (!hook) continue;  // removed
       Tensor r = hook(g);
       if (r.defined()) g = r;
     }
@@ -145,7 +146,7 @@ void execute(GraphTask& task, Node* n) {
   task.buffers.erase(n);
   grads.resize(n->output_meta().size());
   for (const auto& [output_nr, hook] : n->output_hooks()) {
-    if (output_nr < grads.size() && grads[output_nr].defined()) {
+    if (hook && output_nr < grads.size() && grads[output_nr].defined()) {
       Tensor r = hook(grads[output_nr]);
       if (r.defined()) grads[output_nr] = r;
     }

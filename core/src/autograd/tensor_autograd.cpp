@@ -169,4 +169,19 @@ unsigned Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const 
   return static_cast<unsigned>(m.hooks.size() - 1);
 }
 
+void Tensor::remove_hook(unsigned pos) const {
+  autograd::AutogradMeta& m = meta(*this);
+  const char* invalid = "remove_hook: invalid index, no hook at position ";
+  if (m.grad_fn) {
+    const auto& hooks = m.grad_fn->output_hooks();
+    KILN_CHECK_INDEX(pos < hooks.size() && hooks[pos].first == m.output_nr && hooks[pos].second,
+                     invalid, pos, " (a hook's index is what register_hook returned for it)");
+    m.grad_fn->remove_output_hook(pos);
+    return;
+  }
+  KILN_CHECK_INDEX(pos < m.hooks.size() && m.hooks[pos], invalid, pos,
+                   " (a hook's index is what register_hook returned for it)");
+  m.hooks[pos] = nullptr;
+}
+
 }  // namespace kiln

@@ -27,6 +27,13 @@ Tensor hardtanh(Tensor input, const HardtanhFuncOptions& options) {
   if (options.inplace()) return kiln::hardtanh_(input, options.min_val(), options.max_val());
   return kiln::hardtanh(input, options.min_val(), options.max_val());
 }
+Tensor relu(Tensor input, const ReLUFuncOptions& options) {
+  if (options.inplace()) return input.relu_();
+  return kiln::relu(input);
+}
+Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options) {
+  return softplus(input, options.beta(), options.threshold());
+}
 Tensor relu6(Tensor input, const ReLU6FuncOptions& options) {
   if (options.inplace()) return kiln::relu6_(input);
   return kiln::relu6(input);

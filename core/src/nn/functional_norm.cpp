@@ -181,8 +181,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 }
 
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {
-  return layer_norm(input, options.normalized_shape(), options.weight(), options.bias(),
-                    options.eps());
+  return functional::layer_norm(input, options.normalized_shape(), options.weight(), options.bias(),
+                                options.eps());
 }
 
 // As PyTorch's: batch_norm of input viewed as [1, N * C, d...], with the running statistics and
@@ -271,12 +271,21 @@ Tensor local_response_norm(const Tensor& input, const LocalResponseNormFuncOptio
 
 Tensor normalize(const Tensor& input, NormalizeFuncOptions options) {
   Tensor norm = kiln::norm(input, options.p(), {options.dim()}, /*keepdim=*/true);
-  return input / clamp_min(norm, options.eps());
+  Tensor result = input / clamp_min(norm, options.eps());
+  if (!options.out()) return result;
+  const Tensor& out = *options.out();
+  if (out.sizes() != result.sizes()) out.resize_(result.sizes());
+  return out.copy_(result);
 }
 
 }  // namespace kiln::nn::functional
 
 namespace kiln {
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps, bool /*cudnn_enable*/) {
+  return nn::functional::layer_norm(input, normalized_shape, weight, bias, eps);
+}
+
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
                   double eps) {
   return nn::functional::group_norm(

@@ -1,19 +1,21 @@
 // kiln::nn::init.
 #include <kiln/autograd.h>
 #include <kiln/nn/init.h>
+#include <kiln/ops.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace kiln::nn::init {
 namespace {
-int64_t fan(const Tensor& tensor, FanMode mode) {
+int64_t fan(const Tensor& tensor, FanModeType mode) {
   auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
-  return mode == FanMode::FanIn ? fan_in : fan_out;
+  return mode.value() == FanMode::FanIn ? fan_in : fan_out;
 }
 }  // namespace
 
-double calculate_gain(Nonlinearity nonlinearity, double param) {
-  switch (nonlinearity) {
+double calculate_gain(NonlinearityType nonlinearity, double param) {
+  switch (nonlinearity.value()) {
     case Nonlinearity::Tanh: return 5.0 / 3.0;
     case Nonlinearity::ReLU: return std::sqrt(2.0);
     case Nonlinearity::LeakyReLU: return std::sqrt(2.0 / (1.0 + param * param));
@@ -50,13 +52,13 @@ Tensor constant_(Tensor tensor, Scalar value) {
 Tensor ones_(Tensor tensor) { return constant_(std::move(tensor), 1); }
 Tensor zeros_(Tensor tensor) { return constant_(std::move(tensor), 0); }
 
-Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
+Tensor kaiming_uniform_(Tensor tensor, double a, FanModeType mode, NonlinearityType nonlinearity) {
   double std = calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan(tensor, mode)));
   double bound = std::sqrt(3.0) * std;
   return uniform_(std::move(tensor), -bound, bound);
 }
 
-Tensor kaiming_normal_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
+Tensor kaiming_normal_(Tensor tensor, double a, FanModeType mode, NonlinearityType nonlinearity) {
   double std = calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan(tensor, mode)));
   return normal_(std::move(tensor), 0, std);
 }
@@ -72,6 +74,34 @@ Tensor xavier_normal_(Tensor tensor, double gain) {
   auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
   return normal_(std::move(tensor), 0,
                  gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)));
+}
+
+Tensor eye_(Tensor matrix) {
+  KILN_CHECK_VALUE(matrix.dim() == 2, "eye_: only tensors with 2 dimensions are supported (got ",
+                   "sizes ", matrix.sizes(), ")");
+  NoGradGuard no_grad;
+  matrix.copy_(kiln::eye(matrix.size(0), matrix.size(1), matrix.options()));
+  return matrix;
+}
+
+Tensor dirac_(Tensor tensor, int64_t groups) {
+  const int64_t dims = tensor.dim();
+  KILN_CHECK_VALUE(dims >= 3 && dims <= 5, "dirac_: only tensors with 3, 4, or 5 dimensions are ",
+                   "supported (got sizes ", tensor.sizes(), ")");
+  KILN_CHECK_VALUE(groups > 0 && tensor.size(0) % groups == 0, "dirac_: dim 0 (", tensor.size(0),
+                   ") must be divisible by groups (", groups, ")");
+  const int64_t per_group = tensor.size(0) / groups;
+  const int64_t channels = std::min(per_group, tensor.size(1));
+  NoGradGuard no_grad;
+  tensor.zero_();
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t c = 0; c < channels; ++c) {
+      Tensor centre = tensor.select(0, g * per_group + c).select(0, c);
+      while (centre.dim() > 0) centre = centre.select(0, centre.size(0) / 2);
+      centre.fill_(1);
+    }
+  }
+  return tensor;
 }
 
 }  // namespace kiln::nn::init

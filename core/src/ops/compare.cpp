@@ -1,6 +1,9 @@
 // Comparisons and logical operators, one entry each (See Note [One entry per operator]), and
-// the whole-tensor comparisons built on them: equal, allclose, isclose, isnan.
+// the whole-tensor comparisons built on them: equal, allclose, isclose, and the tests isnan,
+// isinf, isposinf, isneginf, isfinite.
 #include "binary.h"
+
+#include <limits>
 
 namespace kiln {
 namespace detail {
@@ -34,6 +37,20 @@ Tensor logical_or(const Tensor& a, const Tensor& b) { return detail::logical_or_
 Tensor logical_xor(const Tensor& a, const Tensor& b) { return detail::logical_xor_op(a, b); }
 
 Tensor isnan(const Tensor& x) { return ne(x, x); }
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// false everywhere, for inputs that cannot hold infinities or NaNs
+Tensor never(const Tensor& x) { return zeros(x.sizes(), x.options().dtype(kBool)); }
+}  // namespace
+
+Tensor isinf(const Tensor& x) { return x.is_floating_point() ? eq(abs(x), kInf) : never(x); }
+Tensor isposinf(const Tensor& x) { return x.is_floating_point() ? eq(x, kInf) : never(x); }
+Tensor isneginf(const Tensor& x) { return x.is_floating_point() ? eq(x, -kInf) : never(x); }
+Tensor isfinite(const Tensor& x) {
+  if (!x.is_floating_point()) return logical_not(never(x));
+  return logical_and(eq(x, x), ne(abs(x), kInf));
+}
 
 // |a - b| <= atol + rtol * |b|, elementwise; NaNs equal when equal_nan.
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {

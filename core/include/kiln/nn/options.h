@@ -34,13 +34,19 @@ class ExpandingArray {
  public:
   ExpandingArray(int64_t single) { values_.fill(single); }  // NOLINT: as libtorch
   ExpandingArray(std::initializer_list<int64_t> list) {     // NOLINT: as libtorch
-    KILN_CHECK_VALUE(list.size() == D, "expected ", D, " values, but got ", list.size());
+    KILN_CHECK_VALUE(list.size() == D, "Expected ", D, " values, but instead got ", list.size());
     std::copy(list.begin(), list.end(), values_.begin());
   }
   ExpandingArray(const std::vector<int64_t>& v) {  // NOLINT: as libtorch
-    KILN_CHECK_VALUE(v.size() == D, "expected ", D, " values, but got ", v.size());
+    KILN_CHECK_VALUE(v.size() == D, "Expected ", D, " values, but instead got ", v.size());
     std::copy(v.begin(), v.end(), values_.begin());
   }
+  ExpandingArray(const std::array<int64_t, D>& values) : values_(values) {}  // NOLINT
+  // The D values, as libtorch's `*array`.
+  std::array<int64_t, D>& operator*() { return values_; }
+  const std::array<int64_t, D>& operator*() const { return values_; }
+  std::array<int64_t, D>* operator->() { return &values_; }
+  const std::array<int64_t, D>* operator->() const { return &values_; }
   IntArrayRef ref() const { return IntArrayRef(values_.data(), D); }
   operator IntArrayRef() const { return ref(); }  // NOLINT
   const int64_t& operator[](size_t i) const { return values_[i]; }

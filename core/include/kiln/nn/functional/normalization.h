@@ -33,6 +33,10 @@ KILN_API Tensor normalize(const Tensor& input, NormalizeFuncOptions options = {}
 }  // namespace kiln::nn::functional
 
 namespace kiln {
+// ATen's form, as torch::layer_norm: functional::layer_norm (cudnn_enable has no effect).
+KILN_API Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                           const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5,
+                           bool cudnn_enable = true);
 // ATen's form, as torch::group_norm: functional::group_norm with these options.
 KILN_API Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = {},
                            const Tensor& bias = {}, double eps = 1e-5);

@@ -132,6 +132,14 @@ KILN_PLAIN_ACTIVATION_MODULE(Tanhshrink);
 #undef KILN_ACTIVATION_MODULE
 #undef KILN_PLAIN_ACTIVATION_MODULE
 
+namespace functional {
+using ReLUFuncOptions = ReLUOptions;
+using SoftplusFuncOptions = SoftplusOptions;
+// relu, in place on the input when options.inplace() (and returning it).
+KILN_API Tensor relu(Tensor input, const ReLUFuncOptions& options);
+KILN_API Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options);
+}  // namespace functional
+
 }  // namespace kiln::nn
 
 #include <kiln/nn/modules/activation2.h>  // ELU, SELU, Hardtanh, PReLU, Softmax, ...

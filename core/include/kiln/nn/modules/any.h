@@ -7,7 +7,15 @@
 //   seq->forward<int>(1);   // 3
 //
 // A module's forward must not be overloaded or a template (its signature is read from
-// &M::forward), and must return a value.
+// &M::forward), and must return a value. C++ cannot see a forward()'s default arguments through
+// &M::forward: a module that wants them used by AnyModule (and Sequential) lists them, as in
+// libtorch, with FORWARD_HAS_DEFAULT_ARGS({index, AnyValue(default)}, ...) in its body:
+//
+//   struct M : kiln::nn::Module {
+//     double forward(int a, int b = 2, double c = 3.0) { return a + b + c; }
+//    protected:
+//     FORWARD_HAS_DEFAULT_ARGS({1, kiln::nn::AnyValue(2)}, {2, kiln::nn::AnyValue(3.0)})
+//   };
 #pragma once
 
 #include <kiln/nn/module.h>
@@ -51,6 +59,16 @@ class AnyValue {
   std::any value_;
 };
 
+// The defaults of a forward()'s trailing parameters: (index, value), by increasing index.
+using ForwardDefaults = std::vector<std::pair<unsigned, AnyValue>>;
+
+// Declares the defaults of the enclosing module's forward() for AnyModule (see above).
+#define FORWARD_HAS_DEFAULT_ARGS(...)                          \
+  friend class ::kiln::nn::AnyModule;                          \
+  static ::kiln::nn::ForwardDefaults _forward_default_args() { \
+    return ::kiln::nn::ForwardDefaults{__VA_ARGS__};           \
+  }
+
 // A module and its forward(), called through AnyValues.
 class AnyModule {
  public:
@@ -68,6 +86,11 @@ class AnyModule {
     requires(std::is_base_of_v<Module, std::decay_t<M>>)
   explicit AnyModule(M&& module)
       : AnyModule(std::make_shared<std::decay_t<M>>(std::forward<M>(module))) {}
+  // Holds another module.
+  template <class M>
+  requires std::is_base_of_v<Module, M> AnyModule& operator=(std::shared_ptr<M> module) {
+    return *this = AnyModule(std::move(module));
+  }
 
   // Calls the module's forward with these arguments and returns its result as ReturnType;
   // throws TypeError when an argument or the result has another type, ValueError for a wrong
@@ -90,19 +113,26 @@ class AnyModule {
     return forward_(std::move(args));
   }
 
-  // The module as T (an implementation or holder type); throws TypeError when it is not one.
+  // The module as T, an implementation type; throws TypeError when it is not one.
   template <class T>
-  typename nn::detail::contained_of<T>::type& get() const {
-    Module& held = *ptr();
+  T& get() const {
+    KILN_CHECK(!is_empty(), "Cannot call get() on an empty AnyModule");
+    Module& held = *module_;
     auto* module = held.template as<T>();
     KILN_CHECK_TYPE(module != nullptr, "Attempted to cast module of type ",
-                    detail::type_name(typeid(held)), " to type ",
-                    detail::type_name(typeid(typename nn::detail::contained_of<T>::type)));
+                    detail::type_name(typeid(held)), " to type ", detail::type_name(typeid(T)));
     return *module;
+  }
+  // The module as T, a holder type (Linear), sharing it.
+  template <class T>
+    requires requires { typename T::ContainedType; }
+  T get() const {
+    return T(std::shared_ptr<typename T::ContainedType>(module_,
+                                                        &get<typename T::ContainedType>()));
   }
   // The module (as T: null when it is not one).
   const std::shared_ptr<Module>& ptr() const {
-    KILN_CHECK(!is_empty(), "Cannot access the module of an empty AnyModule");
+    KILN_CHECK(!is_empty(), "Cannot call ptr() on an empty AnyModule");
     return module_;
   }
   template <class T>
@@ -111,7 +141,8 @@ class AnyModule {
   }
   bool is_empty() const noexcept { return module_ == nullptr; }
   const std::type_info& type_info() const {
-    const Module& held = *ptr();
+    KILN_CHECK(!is_empty(), "Cannot call type_info() on an empty AnyModule");
+    const Module& held = *module_;
     return typeid(held);
   }
 
@@ -120,26 +151,56 @@ class AnyModule {
 
   template <class M>
   static Forward make_forward(const std::shared_ptr<M>& module) {
-    return bind_forward(module.get(), &M::forward);
+    ForwardDefaults defaults;
+    if constexpr (requires { M::_forward_default_args(); }) {
+      defaults = M::_forward_default_args();
+    }
+    return bind_forward(module.get(), &M::forward, std::move(defaults));
   }
   template <class M, class Class, class R, class... Params>
-  static Forward bind_forward(M* module, R (Class::*forward)(Params...)) {
-    return bind_call<R, Params...>([module, forward](auto&&... args) -> R {
-      return (module->*forward)(std::forward<decltype(args)>(args)...);
-    });
+  static Forward bind_forward(M* module, R (Class::*forward)(Params...), ForwardDefaults defaults) {
+    return bind_call<R, Params...>(
+        module->name(), std::move(defaults), [module, forward](auto&&... args) -> R {
+          return (module->*forward)(std::forward<decltype(args)>(args)...);
+        });
   }
   template <class M, class Class, class R, class... Params>
-  static Forward bind_forward(M* module, R (Class::*forward)(Params...) const) {
-    return bind_call<R, Params...>([module, forward](auto&&... args) -> R {
-      return (module->*forward)(std::forward<decltype(args)>(args)...);
-    });
+  static Forward bind_forward(M* module, R (Class::*forward)(Params...) const,
+                              ForwardDefaults defaults) {
+    return bind_call<R, Params...>(
+        module->name(), std::move(defaults), [module, forward](auto&&... args) -> R {
+          return (module->*forward)(std::forward<decltype(args)>(args)...);
+        });
   }
   template <class R, class... Params, class Call>
-  static Forward bind_call(Call call) {
+  static Forward bind_call(std::string name, ForwardDefaults defaults, Call call) {
     static_assert(!std::is_void_v<R>, "AnyModule: a module's forward() must return a value");
-    return [call](std::vector<AnyValue> args) -> AnyValue {
-      KILN_CHECK_VALUE(args.size() == sizeof...(Params), "forward() expects ", sizeof...(Params),
-                       " argument(s), but received ", args.size());
+    static constexpr size_t all = sizeof...(Params);
+    for (size_t i = 0; i < defaults.size(); ++i) {
+      KILN_CHECK_VALUE(defaults[i].first == all - defaults.size() + i, "FORWARD_HAS_DEFAULT_ARGS ",
+                       "of ", name, ": the defaults must be of the last parameters of forward(), ",
+                       "by increasing index (forward() has ", all, " parameter(s))");
+    }
+    return [call, name, defaults](std::vector<AnyValue> args) -> AnyValue {
+      if (defaults.empty()) {
+        KILN_CHECK_VALUE(args.size() == all, name, "'s forward() method expects ", all,
+                         " argument(s), but received ", args.size(), ".",
+                         args.size() < all ? " If " + name +
+                                                 "'s forward() method has default "
+                                                 "arguments, please make sure the forward() "
+                                                 "method is declared with a corresponding "
+                                                 "`FORWARD_HAS_DEFAULT_ARGS` macro."
+                                           : std::string());
+      } else {
+        const size_t required = defaults.front().first;
+        KILN_CHECK_VALUE(args.size() >= required && args.size() <= all, name,
+                         "'s forward() method expects at least ", required,
+                         " argument(s) and at most ", all, " argument(s), but received ",
+                         args.size(), ".");
+        for (const auto& [index, value] : defaults) {
+          if (index >= args.size()) args.push_back(value);
+        }
+      }
       return invoke<R, Params...>(call, args, std::index_sequence_for<Params...>{});
     };
   }

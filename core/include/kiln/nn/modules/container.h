@@ -157,7 +157,7 @@ class KILN_API SequentialImpl : public Module {
   }
   template <class T>
   typename detail::contained_of<T>::type& at(size_t index) const {
-    return modules_[checked(index)].get<T>();
+    return modules_[checked(index)].get<typename detail::contained_of<T>::type>();
   }
   size_t size() const noexcept { return modules_.size(); }
   bool is_empty() const noexcept { return modules_.empty(); }

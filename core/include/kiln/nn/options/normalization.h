@@ -110,6 +110,8 @@ struct NormalizeFuncOptions {
   KILN_ARG(double, p) = 2.0;
   KILN_ARG(int64_t, dim) = 1;
   KILN_ARG(double, eps) = 1e-12;
+  // Where the result is also written (resized to the input's sizes first when they differ).
+  KILN_ARG(std::optional<Tensor>, out) = std::nullopt;
 };
 
 }  // namespace functional
