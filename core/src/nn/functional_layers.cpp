@@ -87,7 +87,7 @@ Tensor softmax_backend(const SoftmaxOp&, const Tensor& input, int64_t dim,
   Tensor x = floating_input("softmax", input, dtype);
   if (x.numel() == 0) return x.clone();
   if (is_last_dim(x, dim)) {  // See Note [Fused softmax]
-    Tensor y = detail::fused_softmax(x, /*log=*/false);
+    Tensor y = kiln::detail::fused_softmax(x, /*log=*/false);
     if (y.defined()) return y;
   }
   // subtracting the maximum changes nothing mathematically (nor the gradient): detach it
@@ -101,7 +101,7 @@ Tensor log_softmax_backend(const SoftmaxOp&, const Tensor& input, int64_t dim,
   Tensor x = floating_input("log_softmax", input, dtype);
   if (x.numel() == 0) return x.clone();
   if (is_last_dim(x, dim)) {  // See Note [Fused softmax]
-    Tensor y = detail::fused_softmax(x, /*log=*/true);
+    Tensor y = kiln::detail::fused_softmax(x, /*log=*/true);
     if (y.defined()) return y;
   }
   return x - kiln::logsumexp(x, {dim}, /*keepdim=*/true);
