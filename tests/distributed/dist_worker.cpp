@@ -280,7 +280,8 @@ void ddp() {
   // a parameter the forward does not use: an error without find_unused_parameters ...
   Net with_extra(true);
   auto strict = kiln::nn::parallel::DistributedDataParallel(with_extra);
-  auto [x, y] = batch(0);
+  const std::pair<Tensor, Tensor> data = batch(0);  // a pair, not a binding: clang 14 cannot
+  const Tensor &x = data.first, &y = data.second;   // capture structured bindings in a lambda
   expect_error([&] { kiln::nn::functional::mse_loss(strict->forward(x), y).backward(); },
                {"DistributedDataParallel", "module.extra.weight", "find_unused_parameters"},
                "an unused parameter");

@@ -73,9 +73,10 @@ void check_grid_sampler(const Tensor& input, const Tensor& grid, int64_t mode, i
   }
   KILN_CHECK_VALUE(mode == kBilinearMode || mode == kNearestMode, "grid_sampler(): ",
                    "interpolation_mode must be 0 (bilinear) or 1 (nearest), but got ", mode);
-  KILN_CHECK_VALUE(padding >= kZerosPadding && padding <= kReflectionPadding, "grid_sampler(): ",
-                   "padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), but got ",
-                   padding);
+  KILN_CHECK_VALUE(
+      padding == kZerosPadding || padding == kBorderPadding || padding == kReflectionPadding,
+      "grid_sampler(): ", "padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), but got ",
+      padding);
 }
 
 using GridSamplerOp = Operator<Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool)>;
