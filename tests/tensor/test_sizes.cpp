@@ -14,7 +14,7 @@ using namespace kiln;
 
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 }  // namespace
 
@@ -55,18 +55,18 @@ BOOST_AUTO_TEST_CASE(ranges_with_huge_counts) {
               "more than 2^63 - 1");
   CHECK_ERROR(ValueError, arange(Scalar(0.0), Scalar(std::numeric_limits<double>::infinity())),
               "arange: unsupported range: 0 -> inf");
-  CHECK_ERROR(ValueError, arange(Scalar(std::numeric_limits<int64_t>::min()), Scalar(kMax)),
+  CHECK_ERROR(ValueError, arange(Scalar(std::numeric_limits<int64_t>::min()), Scalar(kInt64Max)),
               "arange", "more than 2^63 - 1");
   CHECK_ERROR(ValueError, arange(Scalar(int64_t{1} << 61), kDouble), "arange: sizes", "too large");
   CHECK_ERROR(ValueError, linspace(0, 1, int64_t{1} << 62), "linspace: sizes [4611686018427387904]",
               "too large");
   // int64 bounds a whole range apart: counted and stepped exactly, not through a double
-  Tensor a = arange(Scalar(int64_t{0}), Scalar(kMax), Scalar(kMax / 2));
+  Tensor a = arange(Scalar(int64_t{0}), Scalar(kInt64Max), Scalar(kInt64Max / 2));
   BOOST_TEST(a.numel() == 3);
-  BOOST_TEST(a[2].item<int64_t>() == kMax - 1);
-  Tensor b = arange(Scalar(kMax), Scalar(kMax - 3), Scalar(int64_t{-1}));
+  BOOST_TEST(a[2].item<int64_t>() == kInt64Max - 1);
+  Tensor b = arange(Scalar(kInt64Max), Scalar(kInt64Max - 3), Scalar(int64_t{-1}));
   BOOST_TEST(b.numel() == 3);
-  BOOST_TEST(b[2].item<int64_t>() == kMax - 2);
+  BOOST_TEST(b[2].item<int64_t>() == kInt64Max - 2);
 }
 
 BOOST_AUTO_TEST_CASE(views_check_their_size_products) {
@@ -85,13 +85,13 @@ BOOST_AUTO_TEST_CASE(views_check_their_size_products) {
   CHECK_ERROR(ValueError, cat({big, big}), "cat(): the sizes in dimension 0",
               "add up to more than 2^63 - 1");
   // (1 + INT64_MAX) wrapped negative and passed the bound: a view of INT64_MAX elements
-  CHECK_ERROR(ValueError, zeros({4}).narrow(0, 1, kMax), "narrow", "exceeds dimension size");
+  CHECK_ERROR(ValueError, zeros({4}).narrow(0, 1, kInt64Max), "narrow", "exceeds dimension size");
   // the span of the first dimension wrapped negative and passed the capacity check
-  CHECK_ERROR(ValueError, zeros({4}).as_strided({2, 2}, {kMax, 1}, 0),
+  CHECK_ERROR(ValueError, zeros({4}).as_strided({2, 2}, {kInt64Max, 1}, 0),
               "as_strided: setStorage: sizes [2, 2], strides [9223372036854775807, 1]",
               "need more elements than the storage holds (4)");
   CHECK_ERROR(ValueError, zeros({4}).as_strided({2}, {1}, -1), "negative storage offset -1");
-  Tensor s = arange(4).slice(0, 1, 4, kMax);  // (3 + step - 1) / step overflowed
+  Tensor s = arange(4).slice(0, 1, 4, kInt64Max);  // (3 + step - 1) / step overflowed
   CHECK_VALUES(s, {1});
   CHECK_SIZES(arange(4).slice(0, 0, 4, 3), {2});
   BOOST_TEST(arange(4).slice(0, 0, 4, 3).stride(0) == 3);
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(convolution_sizes_are_checked) {
 
 BOOST_AUTO_TEST_CASE(from_blob_checks_the_extent) {
   float data[4] = {1, 2, 3, 4};
-  CHECK_ERROR(ValueError, from_blob(data, {2, 2}, {kMax, 1}),
+  CHECK_ERROR(ValueError, from_blob(data, {2, 2}, {kInt64Max, 1}),
               "from_blob: sizes [2, 2] and strides [9223372036854775807, 1] of float32",
               "more than 2^63 - 1 bytes");
   CHECK_ERROR(ValueError, from_blob(data, {int64_t{1} << 62}), "from_blob: sizes", "too large");
@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(sdk_size_products_are_checked) {
   kiln_tensor t{nullptr, KILN_F32, 3, sizes, strides, {KILN_DEVICE_HOST, 0}};
   BOOST_CHECK_THROW(sdk::numel(t), std::overflow_error);
   int64_t out = 0;
-  BOOST_TEST(!sdk::checked_mul(kMax, 2, &out));
+  BOOST_TEST(!sdk::checked_mul(kInt64Max, 2, &out));
   BOOST_TEST(!sdk::checked_mul(std::numeric_limits<int64_t>::min(), -1, &out));
   BOOST_TEST(sdk::checked_mul(-(int64_t{1} << 31), int64_t{1} << 32, &out));
   BOOST_TEST(out == std::numeric_limits<int64_t>::min());
