@@ -103,6 +103,9 @@ Tensor gelu_backward(T g, T x, double tanh_approximation) {
       g.dtype() == x.dtype() && g.sizes() == x.sizes() && g.device() == x.device()) {
     return gelu_backward_op(g, x, tanh_approximation);
   }
+  if (x.dtype() == kHalf || x.dtype() == kBFloat16) {  // in float32, rounded once, as the fused
+    return gelu_backward(g.to(kFloat), x.to(kFloat), tanh_approximation).to(x.dtype());
+  }
   if (tanh_approximation == 0) {
     Tensor cdf = (erf(x * kSqrtHalf) + 1) * 0.5;
     Tensor pdf = exp(x * x * -0.5) * kInvSqrtTwoPi;
