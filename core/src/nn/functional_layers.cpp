@@ -82,7 +82,7 @@ bool is_last_dim(const Tensor& x, int64_t dim) {
   return x.dim() > 0 && (dim == -1 || dim == x.dim() - 1);
 }
 
-Tensor softmax_backend(const SoftmaxOp&, const Tensor& input, int64_t dim,
+Tensor softmax_backend(const SoftmaxOp& op, const Tensor& input, int64_t dim,
                        std::optional<ScalarType> dtype) {
   Tensor x = floating_input("softmax", input, dtype);
   if (x.numel() == 0) return x.clone();
@@ -90,19 +90,25 @@ Tensor softmax_backend(const SoftmaxOp&, const Tensor& input, int64_t dim,
     Tensor y = kiln::detail::fused_softmax(x, /*log=*/false);
     if (y.defined()) return y;
   }
+  if (x.dtype() == kHalf || x.dtype() == kBFloat16) {  // in float32, rounded once, as the fused
+    return softmax_backend(op, x.to(kFloat), dim, std::nullopt).to(x.dtype());
+  }
   // subtracting the maximum changes nothing mathematically (nor the gradient): detach it
   Tensor shifted = x - amax(x, {dim}, /*keepdim=*/true).detach();
   Tensor e = exp(shifted);
   return e / sum(e, {dim}, /*keepdim=*/true);
 }
 
-Tensor log_softmax_backend(const SoftmaxOp&, const Tensor& input, int64_t dim,
+Tensor log_softmax_backend(const SoftmaxOp& op, const Tensor& input, int64_t dim,
                            std::optional<ScalarType> dtype) {
   Tensor x = floating_input("log_softmax", input, dtype);
   if (x.numel() == 0) return x.clone();
   if (is_last_dim(x, dim)) {  // See Note [Fused softmax]
     Tensor y = kiln::detail::fused_softmax(x, /*log=*/true);
     if (y.defined()) return y;
+  }
+  if (x.dtype() == kHalf || x.dtype() == kBFloat16) {  // in float32, rounded once, as the fused
+    return log_softmax_backend(op, x.to(kFloat), dim, std::nullopt).to(x.dtype());
   }
   return x - kiln::logsumexp(x, {dim}, /*keepdim=*/true);
 }
