@@ -9,7 +9,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 
 #include <unistd.h>
 
@@ -19,20 +18,6 @@ namespace {
 // Point-to-point slots: a prefix gloo's collectives do not use, the tag, header or data.
 uint64_t p2p_slot(int tag, int part) {
   return (uint64_t{0x20} << 56) | (static_cast<uint64_t>(tag) << 1) | static_cast<uint64_t>(part);
-}
-
-std::string describe(const Header& h) {
-  std::ostringstream out;
-  out << kind_name(h.kind);
-  if (h.kind == kBarrier) return out.str();
-  out << " with " << h.numel << " element" << (h.numel == 1 ? "" : "s") << " of "
-      << dtype_name(static_cast<int32_t>(h.dtype));
-  if (h.kind == kBroadcast) out << " from root " << h.arg;
-  if (h.kind == kAllReduce || h.kind == kReduceScatter) {
-    static const char* ops[] = {"SUM", "AVG", "MIN", "MAX", "PRODUCT"};
-    out << " (" << (h.arg >= 0 && h.arg < 5 ? ops[h.arg] : "?") << ")";
-  }
-  return out.str();
 }
 
 // gloo's TCP device: GLOO_SOCKET_IFNAME names an interface (as PyTorch's); otherwise this host's
@@ -57,17 +42,6 @@ std::shared_ptr<gloo::transport::Device> make_device() {
 }
 
 }  // namespace
-
-const char* kind_name(int64_t kind) {
-  switch (kind) {
-    case kAllReduce: return "all_reduce";
-    case kBroadcast: return "broadcast";
-    case kAllGather: return "all_gather";
-    case kReduceScatter: return "reduce_scatter";
-    case kBarrier: return "barrier";
-  }
-  return "an unknown operation";
-}
 
 Work::~Work() {
   if (thread.joinable()) thread.join();
@@ -180,14 +154,8 @@ void Group::check_headers(const Header& mine) {
   opts.setTag(next_tag());
   opts.setTimeout(timeout_);
   gloo::allgather(opts);
-  for (int r = 0; r < size_; ++r) {
-    const Header& h = all[static_cast<size_t>(r)];
-    if (std::memcmp(&h, &all[0], sizeof(Header)) == 0) continue;
-    throw MismatchError("the ranks called different operations: rank " + std::to_string(r) +
-                        " called " + describe(h) + ", rank 0 called " + describe(all[0]) +
-                        " (every rank must call the same collectives in the same order, " +
-                        "with the same sizes and dtypes)");
-  }
+  std::string bad = kiln::sdk::comm::compare_headers(all.data(), size_);
+  if (!bad.empty()) throw MismatchError(bad);
 }
 
 std::shared_ptr<Work> Group::send(const kiln_tensor& t, int peer, int tag) {
@@ -195,7 +163,7 @@ std::shared_ptr<Work> Group::send(const kiln_tensor& t, int peer, int tag) {
   int64_t numel = 1;
   for (int d = 0; d < t.ndim; ++d) numel *= t.sizes[d];
   work->header_bytes = {t.dtype, numel};
-  work->header = context_->createUnboundBuffer(work->header_bytes.data(), 16);
+  work->header = context_->createUnboundBuffer(&work->header_bytes, sizeof work->header_bytes);
   work->data = context_->createUnboundBuffer(t.data, numel * dtype_size(t.dtype));
   work->header->send(peer, p2p_slot(tag, 0));
   work->data->send(peer, p2p_slot(tag, 1));
@@ -216,22 +184,28 @@ std::shared_ptr<Work> Group::recv(const kiln_tensor& t, int peer, int tag) {
     int32_t kind = KILN_ERROR_OTHER;
     try {
       auto deadline = std::chrono::steady_clock::now() + bound;
-      int64_t theirs[2] = {0, 0};
-      auto header = context->createUnboundBuffer(theirs, sizeof theirs);
+      kiln::sdk::comm::P2pHeader theirs{};
+      auto header = context->createUnboundBuffer(&theirs, sizeof theirs);
       header->recv(peer, p2p_slot(tag, 0));
       header->waitRecv(deadline);
-      size_t bytes = static_cast<size_t>(theirs[1]) * dtype_size(static_cast<int32_t>(theirs[0]));
-      bool same = theirs[0] == dtype && theirs[1] == numel;
-      std::vector<char> scratch(same ? 0 : bytes);  // a mismatch: drain the data, then fail
-      auto buffer = context->createUnboundBuffer(same ? data : scratch.data(),
-                                                 same ? numel * dtype_size(dtype) : bytes);
+      auto check = kiln::sdk::comm::check_p2p(theirs, dtype, numel, peer, tag);
+      if (check.malformed) throw std::runtime_error(check.error);
+      // a mismatch: drain the data (when it fits in memory), then fail
+      constexpr int64_t kMaxDrain = int64_t{1} << 30;
+      if (!check.error.empty() && check.drain_bytes > kMaxDrain) {
+        throw std::runtime_error(check.error + "; its " + std::to_string(check.drain_bytes) +
+                                 " bytes are not drained, so the pair is left unusable");
+      }
+      bool same = check.error.empty();
+      std::vector<char> scratch(same ? 0 : static_cast<size_t>(check.drain_bytes));
+      auto buffer =
+          context->createUnboundBuffer(same ? data : scratch.data(),
+                                       same ? static_cast<size_t>(numel) * dtype_size(dtype)
+                                            : scratch.size());
       buffer->recv(peer, p2p_slot(tag, 1));
       buffer->waitRecv(deadline);
       if (!same) {
-        failure = "rank " + std::to_string(peer) + " sent " + std::to_string(theirs[1]) +
-                  " elements of " + dtype_name(static_cast<int32_t>(theirs[0])) +
-                  ", but this rank receives " + std::to_string(numel) + " elements of " +
-                  dtype_name(dtype) + " (tag " + std::to_string(tag) + ")";
+        failure = check.error;
         kind = KILN_ERROR_VALUE;
       }
     } catch (const std::exception& e) {

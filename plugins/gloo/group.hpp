@@ -12,6 +12,7 @@
 // thread, bounded.
 #pragma once
 
+#include <kiln/sdk/comm.hpp>
 #include <kiln/sdk/plugin.h>
 
 #include <gloo/rendezvous/context.h>
@@ -48,7 +49,7 @@ class Work {
 
   std::function<void()> run;  // a queued collective's body; throws on failure
   std::unique_ptr<gloo::transport::UnboundBuffer> header, data;  // a send's buffers
-  std::vector<int64_t> header_bytes;
+  kiln::sdk::comm::P2pHeader header_bytes{};
   std::thread thread;  // a recv's
   Millis timeout{0};
 
@@ -60,16 +61,15 @@ class Work {
   int32_t kind_ = KILN_ERROR_OTHER;
 };
 
-// What one rank called, compared across ranks before a collective moves data.
-struct Header {
-  int64_t kind;   // kKind*
-  int64_t dtype;  // kiln_dtype, -1 for a barrier
-  int64_t numel;
-  int64_t arg;  // root or kiln_reduce_op
-};
-
-enum Kind : int64_t { kAllReduce = 1, kBroadcast, kAllGather, kReduceScatter, kBarrier };
-const char* kind_name(int64_t kind);
+// What one rank called, compared across ranks before a collective moves data. See Note [Comm
+// headers] in kiln/sdk/comm.hpp.
+using kiln::sdk::comm::Header;
+using kiln::sdk::comm::kAllGather;
+using kiln::sdk::comm::kAllReduce;
+using kiln::sdk::comm::kBarrier;
+using kiln::sdk::comm::kBroadcast;
+using kiln::sdk::comm::kind_name;
+using kiln::sdk::comm::kReduceScatter;
 
 class Group {
  public:

@@ -6,6 +6,7 @@
 // dtypes that differ are an error naming the rank. All MPI calls are serialised by one mutex
 // (whatever thread level the library gives). A peer that dies usually makes mpirun end the
 // whole job; one that stops answering ends in the timeout.
+#include <kiln/sdk/comm.hpp>
 #include <kiln/sdk/half.hpp>
 #include <kiln/sdk/host.hpp>
 #include <kiln/sdk/plugin.h>
@@ -32,10 +33,7 @@ std::mutex& mpi_mutex() {
   return m;
 }
 
-const char* kDtypeNames[KILN_NUM_DTYPES] = {"bool",  "uint8",   "int8",     "int16",   "int32",
-                                            "int64", "float16", "bfloat16", "float32", "float64"};
 const size_t kDtypeSizes[KILN_NUM_DTYPES] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
-const char* kKinds[] = {"?", "all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier"};
 
 std::string mpi_error(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -162,21 +160,14 @@ struct Work {
   int32_t kind = KILN_ERROR_OTHER;
 };
 
-std::string describe(const int64_t* h) {
-  std::string out = kKinds[h[0] >= 1 && h[0] <= 5 ? h[0] : 0];
-  if (h[0] == 5) return out;
-  return out + " with " + std::to_string(h[2]) + " elements of " +
-         (h[1] >= 0 && h[1] < KILN_NUM_DTYPES ? kDtypeNames[h[1]] : "?");
-}
-
 // The header exchange before a collective (bounded); throws naming the odd rank.
 void check_headers(Group& g, int64_t kind, int64_t dtype, int64_t numel, int64_t arg) {
-  int64_t mine[4] = {kind, dtype, numel, arg};
-  std::vector<int64_t> all(4 * static_cast<size_t>(g.size));
+  kiln::sdk::comm::Header mine{kind, dtype, numel, arg};
+  std::vector<kiln::sdk::comm::Header> all(static_cast<size_t>(g.size));
   MPI_Request req;
   {
     std::lock_guard<std::mutex> lock(mpi_mutex());
-    check(MPI_Iallgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, g.comm, &req),
+    check(MPI_Iallgather(&mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, g.comm, &req),
           "MPI_Iallgather");
   }
   int code = 0;
@@ -186,12 +177,8 @@ void check_headers(Group& g, int64_t kind, int64_t dtype, int64_t numel, int64_t
                              "operation)");
   }
   check(code, "MPI_Iallgather");
-  for (int r = 0; r < g.size; ++r) {
-    if (std::memcmp(&all[4 * r], all.data(), sizeof mine) == 0) continue;
-    throw MismatchError("the ranks called different operations: rank " + std::to_string(r) +
-                        " called " + describe(&all[4 * r]) + ", rank 0 called " +
-                        describe(all.data()));
-  }
+  std::string bad = kiln::sdk::comm::compare_headers(all.data(), g.size);
+  if (!bad.empty()) throw MismatchError(bad);
 }
 
 int64_t numel_of(const kiln_tensor* t) {
@@ -281,6 +268,12 @@ void* collective(void* group, int64_t kind, int64_t dtype, int64_t numel, int64_
                  Start start) {
   return guarded([&]() -> void* {
     Group& g = *static_cast<Group*>(group);
+    // MPI counts are int (every rank has the same sizes, so every rank fails alike)
+    if (kiln::sdk::comm::payload_bytes(dtype < 0 ? 0 : dtype, numel) > INT32_MAX) {
+      throw std::runtime_error(std::string(kiln::sdk::comm::kind_name(kind)) + " of " +
+                               std::to_string(numel) + " elements: over MPI's int count of " +
+                               "bytes (2 GiB); split the tensor");
+    }
     check_headers(g, kind, dtype, numel, arg);
     auto w = std::make_unique<Work>();
     std::lock_guard<std::mutex> lock(mpi_mutex());
@@ -291,7 +284,7 @@ void* collective(void* group, int64_t kind, int64_t dtype, int64_t numel, int64_
 
 void* all_reduce(void* group, const kiln_tensor* t, int32_t op) {
   int64_t n = numel_of(t);
-  return collective(group, 1, t->dtype, n, op, [&](Group& g, Work& w) {
+  return collective(group, kiln::sdk::comm::kAllReduce, t->dtype, n, op, [&](Group& g, Work& w) {
     w.requests.emplace_back();
     check(MPI_Iallreduce(MPI_IN_PLACE, t->data, static_cast<int>(n), mpi_type(t->dtype),
                          mpi_op(t->dtype, op), g.comm, &w.requests.back()),
@@ -310,7 +303,7 @@ void* all_reduce(void* group, const kiln_tensor* t, int32_t op) {
 
 void* broadcast(void* group, const kiln_tensor* t, int32_t root) {
   int64_t n = numel_of(t);
-  return collective(group, 2, t->dtype, n, root, [&](Group& g, Work& w) {
+  return collective(group, kiln::sdk::comm::kBroadcast, t->dtype, n, root, [&](Group& g, Work& w) {
     w.requests.emplace_back();
     check(MPI_Ibcast(t->data, static_cast<int>(n * kDtypeSizes[t->dtype]), MPI_BYTE, root, g.comm,
                      &w.requests.back()),
@@ -320,7 +313,7 @@ void* broadcast(void* group, const kiln_tensor* t, int32_t root) {
 
 void* all_gather(void* group, const kiln_tensor* out, const kiln_tensor* in) {
   int64_t n = numel_of(in);
-  return collective(group, 3, in->dtype, n, 0, [&](Group& g, Work& w) {
+  return collective(group, kiln::sdk::comm::kAllGather, in->dtype, n, 0, [&](Group& g, Work& w) {
     int bytes = static_cast<int>(n * kDtypeSizes[in->dtype]);
     w.requests.emplace_back();
     check(MPI_Iallgather(in->data, bytes, MPI_BYTE, out->data, bytes, MPI_BYTE, g.comm,
@@ -331,25 +324,27 @@ void* all_gather(void* group, const kiln_tensor* out, const kiln_tensor* in) {
 
 void* reduce_scatter(void* group, const kiln_tensor* out, const kiln_tensor* in, int32_t op) {
   int64_t n = numel_of(out);
-  return collective(group, 4, in->dtype, n, op, [&](Group& g, Work& w) {
-    w.requests.emplace_back();
-    check(MPI_Ireduce_scatter_block(in->data, out->data, static_cast<int>(n), mpi_type(in->dtype),
-                                    mpi_op(in->dtype, op), g.comm, &w.requests.back()),
-          "MPI_Ireduce_scatter_block");
-    if (op == KILN_REDUCE_AVG) {
-      void* p = out->data;
-      int32_t dtype = out->dtype;
-      int size = g.size;
-      w.after = [p, dtype, n, size] {
-        divide(p, dtype, static_cast<size_t>(n), size);
-        return std::string();
-      };
-    }
-  });
+  return collective(group, kiln::sdk::comm::kReduceScatter, in->dtype, n, op,
+                    [&](Group& g, Work& w) {
+                      w.requests.emplace_back();
+                      check(MPI_Ireduce_scatter_block(in->data, out->data, static_cast<int>(n),
+                                                      mpi_type(in->dtype), mpi_op(in->dtype, op),
+                                                      g.comm, &w.requests.back()),
+                            "MPI_Ireduce_scatter_block");
+                      if (op == KILN_REDUCE_AVG) {
+                        void* p = out->data;
+                        int32_t dtype = out->dtype;
+                        int size = g.size;
+                        w.after = [p, dtype, n, size] {
+                          divide(p, dtype, static_cast<size_t>(n), size);
+                          return std::string();
+                        };
+                      }
+                    });
 }
 
 void* barrier(void* group) {
-  return collective(group, 5, -1, 0, 0, [&](Group& g, Work& w) {
+  return collective(group, kiln::sdk::comm::kBarrier, -1, 0, 0, [&](Group& g, Work& w) {
     w.requests.emplace_back();
     check(MPI_Ibarrier(g.comm, &w.requests.back()), "MPI_Ibarrier");
   });
@@ -391,18 +386,24 @@ void* recv(void* group, const kiln_tensor* t, int32_t peer, int32_t tag) {
     auto deadline_ms = g.timeout;
     // after the header: receive the data (into scratch when it does not match, then fail)
     w->after = [self, comm, deadline_ms, n, dtype, data, peer, tag]() -> std::string {
-      int64_t their_dtype = self->header[0], their_n = self->header[1];
-      bool same = their_dtype == dtype && their_n == n;
-      size_t bytes =
-          static_cast<size_t>(their_n) *
-          kDtypeSizes[their_dtype >= 0 && their_dtype < KILN_NUM_DTYPES ? their_dtype : 0];
-      std::vector<char> scratch(same ? 0 : bytes);
+      kiln::sdk::comm::P2pHeader theirs{self->header[0], self->header[1]};
+      auto c = kiln::sdk::comm::check_p2p(theirs, dtype, n, peer, tag);
+      if (c.malformed) return c.error;
+      bool same = c.error.empty();
+      // MPI counts are int: a mismatched transfer over 1 GiB is not drained
+      constexpr int64_t kMaxDrain = int64_t{1} << 30;
+      if (!same && c.drain_bytes > kMaxDrain) {
+        self->kind = KILN_ERROR_VALUE;
+        return c.error + "; its " + std::to_string(c.drain_bytes) + " bytes are not drained";
+      }
+      std::vector<char> scratch(same ? 0 : static_cast<size_t>(c.drain_bytes));
       MPI_Request req;
       {
         std::lock_guard<std::mutex> lock(mpi_mutex());
         check(MPI_Irecv(same ? data : scratch.data(),
-                        static_cast<int>(same ? n * kDtypeSizes[dtype] : bytes), MPI_BYTE, peer,
-                        2 * tag + 1, comm, &req),
+                        static_cast<int>(same ? n * static_cast<int64_t>(kDtypeSizes[dtype])
+                                              : c.drain_bytes),
+                        MPI_BYTE, peer, 2 * tag + 1, comm, &req),
               "MPI_Irecv");
       }
       int code = 0;
@@ -410,9 +411,7 @@ void* recv(void* group, const kiln_tensor* t, int32_t peer, int32_t tag) {
       if (code != MPI_SUCCESS) return mpi_error(code);
       if (same) return std::string();
       self->kind = KILN_ERROR_VALUE;
-      return "rank " + std::to_string(peer) + " sent " + std::to_string(their_n) + " elements of " +
-             kDtypeNames[their_dtype] + ", but this rank receives " + std::to_string(n) +
-             " elements of " + kDtypeNames[dtype];
+      return c.error;
     };
     return w.release();
   });

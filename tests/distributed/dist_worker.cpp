@@ -340,13 +340,32 @@ void ddp_amp() {
 }
 
 // Rank 1 dies before the all_reduce: the others fail within the timeout, naming it.
+// Rank 2 calls late, after rank 0 has seen the death and left: rank 0, which serves the store,
+// stays until the others have left, so rank 2 still names rank 1 (Note [The store outlives the
+// failure]).
 void rank_dies() {
   init();
   Tensor t = kiln::ones({100});
   dist::all_reduce(t);
   if (dist::get_rank() == 1) _exit(7);
-  expect_error([&] { dist::all_reduce(t); }, {"all_reduce", "group 'default'", "rank 1"},
+  if (dist::get_rank() == 2) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  expect_error([&] { dist::all_reduce(t); }, {"all_reduce", "group 'default'", "rank 1 has died"},
                "a dead rank");
+}
+
+// 4 ranks: rank 1 dies; rank 2 sees it, then dies too (no goodbye); rank 3 calls after both:
+// it names rank 1, the cause, not rank 2, a follower (Note [Naming the rank that died]).
+void rank_dies_then_a_follower() {
+  init();
+  Tensor t = kiln::ones({100});
+  dist::all_reduce(t);
+  int rank = dist::get_rank();
+  if (rank == 1) _exit(7);
+  // after rank 2 has failed (the timeout at most, and the diagnosis's second) and died
+  if (rank == 3) std::this_thread::sleep_for(test_timeout() + std::chrono::milliseconds(1500));
+  expect_error([&] { dist::all_reduce(t); }, {"all_reduce", "group 'default'", "rank 1 has died"},
+               "a dead rank");
+  if (rank == 2) _exit(g_failures == 0 ? 0 : 1);  // without the goodbye: dead to the store
 }
 
 // Rank 1 stays away (alive) longer than the timeout: the others name it.
@@ -467,12 +486,17 @@ int main(int argc, char** argv) {
     std::cerr << "usage: dist_worker SCENARIO\n";
     return 2;
   }
-  std::map<std::string, std::function<void()>> scenarios = {
-      {"collectives", collectives}, {"rank_dies", rank_dies},
-      {"rank_stalls", rank_stalls}, {"mismatch", mismatch},
-      {"never_joins", never_joins}, {"bad_init", bad_init},
-      {"port_in_use", port_in_use}, {"ddp", ddp},
-      {"ddp_amp", ddp_amp}};
+  std::map<std::string, std::function<void()>> scenarios = {{"collectives", collectives},
+                                                            {"rank_dies", rank_dies},
+                                                            {"rank_dies_then_a_follower",
+                                                             rank_dies_then_a_follower},
+                                                            {"rank_stalls", rank_stalls},
+                                                            {"mismatch", mismatch},
+                                                            {"never_joins", never_joins},
+                                                            {"bad_init", bad_init},
+                                                            {"port_in_use", port_in_use},
+                                                            {"ddp", ddp},
+                                                            {"ddp_amp", ddp_amp}};
   auto it = scenarios.find(argv[1]);
   if (it == scenarios.end()) {
     std::cerr << "dist_worker: unknown scenario " << argv[1] << "\n";

@@ -147,6 +147,13 @@ BOOST_AUTO_TEST_CASE(a_dead_rank_is_named_within_the_timeout) {
   BOOST_TEST(job.seconds < 3 + 5);  // the timeout and the diagnosis, with start-up
 }
 
+BOOST_AUTO_TEST_CASE(the_rank_that_died_is_named_not_a_follower) {
+  Job job = run_job("rank_dies_then_a_follower", 4, 4, 2000, 30);
+  BOOST_TEST(job.ranks[1].status == 7);
+  expect_ok(job, {0, 2, 3});
+  BOOST_TEST(job.seconds < 2 * 2 + 8);
+}
+
 BOOST_AUTO_TEST_CASE(a_stalled_rank_is_named_within_the_timeout) {
   Job job = run_job("rank_stalls", 2, 2, 3000, 30);
   expect_ok(job, {0});

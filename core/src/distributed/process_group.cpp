@@ -395,17 +395,22 @@ std::shared_ptr<ProcessGroup::Impl> resolve(const ProcessGroupPtr& group, const 
 std::string diagnose(ProcessGroup::Impl& g, int64_t seq) {
   std::string key = str("failed/", seq, "/");
   int size = static_cast<int>(g.ranks.size());
-  std::vector<int> dead, silent;
+  // Note [Naming the rank that died]: a rank that failed in this operation too (its failed/seq
+  // key is set) and then died is a follower, not the cause: the message names the ranks that
+  // died without failing first, and the followers only when no such rank is found.
+  std::vector<int> dead, followers, silent;
   try {
     g.store->set(key + std::to_string(g.rank), "1");
     auto deadline = std::chrono::steady_clock::now() + std::min(g.timeout, Millis(1000));
     while (true) {
       dead.clear();
+      followers.clear();
       silent.clear();
       for (int r = 0; r < size; ++r) {
         if (r == g.rank) continue;
         if (g.job_store->get(kDeadKeyPrefix + std::to_string(g.ranks[r]), Millis(0))) {
-          dead.push_back(g.ranks[r]);
+          bool failed_first = g.store->get(key + std::to_string(r), Millis(0)).has_value();
+          (failed_first ? followers : dead).push_back(g.ranks[r]);
         } else if (!g.store->get(key + std::to_string(r), Millis(0))) {
           silent.push_back(g.ranks[r]);
         }
@@ -424,6 +429,7 @@ std::string diagnose(ProcessGroup::Impl& g, int64_t seq) {
     for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
     return out;
   };
+  if (dead.empty()) dead = followers;
   std::string out;
   if (!dead.empty()) {
     out += str("; rank", dead.size() == 1 ? " " : "s ", list(dead),

@@ -1,8 +1,8 @@
 // The TCPStore: rank 0 serves a key-value map on a port, every rank is a client. See Note
-// [Rendezvous stores] in store.h. The wire format is private to kiln (both ends are this file):
-// a request is an opcode byte, a u32 key length and the key, a u64 value length and the value;
-// the answer depends on the opcode. Requests of one client are answered in order.
+// [Rendezvous stores] in store.h. The wire format is private to kiln (store_wire.h, both ends are
+// kiln's); requests of one client are answered in order.
 #include "store.h"
+#include "store_wire.h"
 
 #include <kiln/error.h>
 
@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -26,8 +28,7 @@ namespace kiln::distributed::detail {
 namespace {
 
 using kiln::detail::str;
-
-enum Op : uint8_t { kSet = 1, kGet = 2, kAdd = 3, kHello = 4, kBye = 5 };
+using namespace wire;  // NOLINT: the opcodes
 
 bool write_all(int fd, const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
@@ -53,22 +54,14 @@ bool read_all(int fd, void* data, size_t size) {
   return true;
 }
 
-struct Request {
-  uint8_t op = 0;
-  std::string key, value;
-};
+class SocketReader : public ByteReader {
+ public:
+  explicit SocketReader(int fd) : fd_(fd) {}
+  bool read(void* data, size_t size) override { return read_all(fd_, data, size); }
 
-bool read_request(int fd, Request& r) {
-  uint32_t key_size = 0;
-  uint64_t value_size = 0;
-  if (!read_all(fd, &r.op, 1) || !read_all(fd, &key_size, 4)) return false;
-  if (key_size > (1u << 20)) return false;
-  r.key.resize(key_size);
-  if (!read_all(fd, r.key.data(), key_size) || !read_all(fd, &value_size, 8)) return false;
-  if (value_size > (uint64_t{1} << 30)) return false;
-  r.value.resize(value_size);
-  return read_all(fd, r.value.data(), value_size);
-}
+ private:
+  int fd_;
+};
 
 // The server: an accepting thread and a thread per client (a job has few ranks).
 class Server {
@@ -95,6 +88,15 @@ class Server {
     }
     (void)timeout;
     accepter_ = std::thread([this] { accept_loop(); });
+  }
+
+  // Note [The store outlives the failure]: rank 0 serves the store, and the survivors of a
+  // failure ask it who died (diagnose in process_group.cpp). A rank 0 that leaves at once would
+  // take the store with it, and a slower survivor would name rank 0 instead of the rank that
+  // died. So rank 0, leaving, waits (at most `bound`) until every other rank has left or died.
+  void linger(Millis bound) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ended_.wait_for(lock, bound, [this] { return others_ == 0; });
   }
 
   ~Server() {
@@ -130,47 +132,39 @@ class Server {
   }
 
   void serve(int fd) {
-    int64_t rank = -1;
-    bool said_bye = false;
+    Session session;
     Request r;
-    while (read_request(fd, r)) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      bool ok = true;
-      if (r.op == kSet) {
-        data_[r.key] = r.value;
-        lock.unlock();
-        uint8_t done = 0;
-        ok = write_all(fd, &done, 1);
-      } else if (r.op == kGet) {
-        auto it = data_.find(r.key);
-        uint8_t found = it != data_.end() ? 1 : 0;
-        std::string value = found ? it->second : std::string();
-        lock.unlock();
-        uint64_t size = value.size();
-        ok = write_all(fd, &found, 1) &&
-             (!found || (write_all(fd, &size, 8) && write_all(fd, value.data(), value.size())));
-      } else if (r.op == kAdd && r.value.size() == 8) {
-        int64_t delta = 0, value = 0;
-        std::memcpy(&delta, r.value.data(), 8);
-        auto it = data_.find(r.key);
-        if (it != data_.end() && it->second.size() == 8) std::memcpy(&value, it->second.data(), 8);
-        value += delta;
-        data_[r.key] = std::string(reinterpret_cast<const char*>(&value), 8);
-        lock.unlock();
-        ok = write_all(fd, &value, 8);
-      } else if ((r.op == kHello && r.value.size() == 8) || r.op == kBye) {
-        if (r.op == kHello) std::memcpy(&rank, r.value.data(), 8);
-        said_bye = r.op == kBye;
-        lock.unlock();
-        uint8_t done = 0;
-        ok = write_all(fd, &done, 1);
-      } else {
-        break;  // not kiln's protocol: drop the client
+    SocketReader in(fd);
+    std::string error;
+    bool counted = false;
+    while (true) {
+      ReadStatus status = read_request(in, r, error);
+      if (status == ReadStatus::kClosed) break;
+      std::string reply;
+      if (status == ReadStatus::kOk) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        error = serve_request(data_, session, r, reply);
+        if (session.rank > 0 && !counted && !session.said_bye) {
+          counted = true;
+          ++others_;
+        } else if (counted && session.said_bye) {  // it has left
+          counted = false;
+          --others_;
+          ended_.notify_all();
+        }
       }
-      if (!ok) break;
+      if (!error.empty()) {  // not kiln's protocol: drop the client, and say why
+        std::fprintf(stderr, "kiln: the TCP store (rank 0) dropped a client: %s\n", error.c_str());
+        break;
+      }
+      if (!write_all(fd, reply.data(), reply.size())) break;
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    if (rank >= 0 && !said_bye && !stopping_) data_[kDeadKeyPrefix + std::to_string(rank)] = "1";
+    if (session.rank >= 0 && !session.said_bye && !stopping_) {
+      data_[kDeadKeyPrefix + std::to_string(session.rank)] = "1";
+    }
+    if (counted) --others_;
+    ended_.notify_all();
   }
 
   int fd_ = -1;
@@ -180,6 +174,8 @@ class Server {
   std::vector<int> clients_;
   std::vector<std::thread> threads_;
   std::map<std::string, std::string> data_;
+  int others_ = 0;  // connections of ranks other than 0 still open
+  std::condition_variable ended_;
 };
 
 class TcpStore;
@@ -207,8 +203,7 @@ class TcpStore : public Store {
     connect(timeout);
     int64_t r = rank;
     request(kHello, "", std::string(reinterpret_cast<const char*>(&r), 8));
-    uint8_t done = 0;
-    receive(&done, 1);
+    receive_done();
     static std::once_flag hook;
     std::call_once(hook, [] { std::atexit(say_goodbye_at_exit); });
     std::lock_guard<std::mutex> lock(clients().mutex);
@@ -230,15 +225,24 @@ class TcpStore : public Store {
     std::lock_guard<std::mutex> lock(mutex_);
     if (fd_ < 0 || said_goodbye_) return;
     said_goodbye_ = true;
-    uint8_t done = 0;
-    if (send_request(kBye, "", "")) read_all(fd_, &done, 1);
+    if (send_request(kBye, "", "")) {
+      SocketReader in(fd_);
+      bool closed = false;
+      (void)read_done_reply(in, closed);
+    }
+  }
+
+  // At exit, rank 0 keeps serving until the others have left, 30 s at most (whatever the
+  // group's timeout: a survivor may call its next collective late). See Note [The store outlives
+  // the failure].
+  void linger() {
+    if (server_ != nullptr) server_->linger(Millis(30000));
   }
 
   void set(const std::string& key, const std::string& value) override {
     std::lock_guard<std::mutex> lock(mutex_);
     request(kSet, key, value);
-    uint8_t done = 0;
-    receive(&done, 1);
+    receive_done();
   }
 
   std::optional<std::string> get(const std::string& key, Millis timeout) override {
@@ -248,15 +252,12 @@ class TcpStore : public Store {
       {
         std::lock_guard<std::mutex> lock(mutex_);
         request(kGet, key, "");
-        uint8_t found = 0;
-        receive(&found, 1);
-        if (found) {
-          uint64_t size = 0;
-          receive(&size, 8);
-          std::string value(size, '\0');
-          receive(value.data(), size);
-          return value;
-        }
+        SocketReader in(fd_);
+        std::optional<std::string> value;
+        bool closed = false;
+        std::string bad = read_get_reply(in, value, closed);
+        check_reply(bad, closed, "get", key);
+        if (value) return value;
       }
       auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return std::nullopt;
@@ -269,8 +270,11 @@ class TcpStore : public Store {
   int64_t add(const std::string& key, int64_t delta) override {
     std::lock_guard<std::mutex> lock(mutex_);
     request(kAdd, key, std::string(reinterpret_cast<const char*>(&delta), 8));
+    SocketReader in(fd_);
     int64_t value = 0;
-    receive(&value, 8);
+    bool closed = false;
+    std::string bad = read_add_reply(in, value, closed);
+    check_reply(bad, closed, "add", key);
     return value;
   }
 
@@ -318,17 +322,29 @@ class TcpStore : public Store {
   }
 
   bool send_request(uint8_t op, const std::string& key, const std::string& value) {
-    uint32_t key_size = static_cast<uint32_t>(key.size());
-    uint64_t value_size = value.size();
-    return write_all(fd_, &op, 1) && write_all(fd_, &key_size, 4) &&
-           write_all(fd_, key.data(), key.size()) && write_all(fd_, &value_size, 8) &&
-           write_all(fd_, value.data(), value.size());
+    std::string bytes = encode_request(op, key, value);
+    return write_all(fd_, bytes.data(), bytes.size());
   }
 
   void request(uint8_t op, const std::string& key, const std::string& value) {
+    KILN_CHECK(key.size() <= kMaxKeyBytes, "the rendezvous store: key '", key.substr(0, 64),
+               "...' is ", key.size(), " bytes (at most ", kMaxKeyBytes, ")");
+    KILN_CHECK(value.size() <= kMaxValueBytes, "the rendezvous store: the value of key '", key,
+               "' is ", value.size(), " bytes (at most ", kMaxValueBytes, ")");
     KILN_CHECK(send_request(op, key, value), lost());
   }
-  void receive(void* data, size_t size) { KILN_CHECK(read_all(fd_, data, size), lost()); }
+  void receive_done() {
+    SocketReader in(fd_);
+    bool closed = false;
+    std::string bad = read_done_reply(in, closed);
+    check_reply(bad, closed, "a request", "");
+  }
+  void check_reply(const std::string& bad, bool closed, const char* op, const std::string& key) {
+    KILN_CHECK(!closed, lost());
+    KILN_CHECK(bad.empty(), describe(), " answered ", op, key.empty() ? "" : " '", key,
+               key.empty() ? "" : "'", " with bytes that are not kiln's protocol: ", bad,
+               " (is MASTER_PORT another program's port?)");
+  }
 
   std::string lost() const {
     return str(describe(), " closed the connection or stopped answering: rank 0 has died or ",
@@ -347,6 +363,7 @@ class TcpStore : public Store {
 void say_goodbye_at_exit() {
   std::lock_guard<std::mutex> lock(clients().mutex);
   for (TcpStore* s : clients().live) s->goodbye();
+  for (TcpStore* s : clients().live) s->linger();
 }
 
 }  // namespace
