@@ -11,13 +11,17 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -220,6 +224,87 @@ double max_difference(kiln::nn::Module& a, kiln::nn::Module& b) {
 std::pair<Tensor, Tensor> batch(int step) {
   kiln::manual_seed(1000 + step);
   return {kiln::randn({64, 8}), kiln::randn({64, 4})};
+}
+
+// The data side (2 ranks x 2 workers over 6 tar shards of 10 samples, written by rank 0 into
+// $KILN_TEST_WORK): the source and DistributedSampler take the group's rank and world size; one
+// epoch's keys go to keys.full.<rank>; a loader stopped after 2 batches, its state saved to a file
+// and loaded by a fresh loader, reads the same keys in the same order (keys.resumed.<rank>). The
+// test checks that the ranks' files hold every sample exactly once.
+std::vector<std::string> epoch_keys(kiln::data::DataLoader& loader, int count = -1) {
+  std::vector<std::string> keys;
+  int n = 0;
+  for (kiln::data::Sample& batch : loader) {
+    for (const kiln::data::Sample& k : batch.at("__key__").list()) keys.push_back(k.str());
+    if (++n == count) break;
+  }
+  return keys;
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream out(path);
+  for (const std::string& l : lines) out << l << "\n";
+}
+
+void data() {
+  namespace data = kiln::data;
+  expect_error([] { data::DistributedSampler(10); },
+               {"DistributedSampler: num_replicas was not given", "init_process_group"},
+               "a DistributedSampler without a group");
+  check(data::open("tar:/nonexistent-{0..3}.tar")->options().world_size() == 1,
+        "without a group a source is one rank of 1");
+  init();
+  int rank = dist::get_rank(), world = dist::get_world_size();
+  const char* work = std::getenv("KILN_TEST_WORK");
+  check(work != nullptr, "KILN_TEST_WORK is set");
+  std::string dir = work != nullptr ? work : "/tmp";
+  if (rank == 0) {
+    data::TarShardWriter writer(dir + "/train-%06d.tar", int64_t{1} << 30, 10);
+    for (int i = 0; i < 60; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "%06d", i);
+      writer.write(key, {{"cls", std::to_string(i)}});
+    }
+    writer.close();
+  }
+  dist::barrier();
+  auto source = [&] {
+    return data::open("tar:" + dir + "/train-{000000..000005}.tar",
+                      data::SourceOptions().shuffle_shards(true).shuffle(8, 2).seed(3));
+  };
+  auto src = source();
+  check(src->options().rank() == rank && src->options().world_size() == world,
+        "the source takes the group's rank and world size");
+  data::DistributedSampler sampler(10);
+  check(sampler.num_replicas() == world && sampler.rank() == rank,
+        "DistributedSampler takes the group's rank and world size");
+  auto opts = data::DataLoaderOptions(4).workers(2).seed(1);
+  data::DataLoader full(src, opts);
+  std::vector<std::string> all = epoch_keys(full);
+  write_lines(dir + "/keys.full." + std::to_string(rank), all);
+
+  data::DataLoader first(source(), opts);
+  std::vector<std::string> head = epoch_keys(first, 2);
+  std::string state_file = dir + "/state." + std::to_string(rank);
+  {
+    std::ofstream out(state_file);
+    out << data::dump_state(first.state_dict());
+  }
+  std::stringstream text;
+  text << std::ifstream(state_file).rdbuf();
+  data::DataLoader second(source(), opts);
+  second.load_state_dict(data::parse_state(text.str()));
+  std::vector<std::string> rest = epoch_keys(second);
+  head.insert(head.end(), rest.begin(), rest.end());
+  check(head == all, "the resumed epoch reads this rank's samples in the uninterrupted order");
+  write_lines(dir + "/keys.resumed." + std::to_string(rank), head);
+  // every rank read its share: the counts add up to the dataset
+  Tensor n =
+      kiln::full({1}, static_cast<double>(all.size()), kiln::TensorOptions().dtype(kiln::kLong));
+  dist::all_reduce(n);
+  check(n.item<int64_t>() == 60,
+        "the ranks' samples add up to 60, got " + std::to_string(n.item<int64_t>()));
+  dist::destroy_process_group();
 }
 
 // DistributedDataParallel on 2 ranks, 32 rows each, equals one process on all 64 rows, step after
@@ -488,6 +573,7 @@ int main(int argc, char** argv) {
   }
   std::map<std::string, std::function<void()>> scenarios = {{"collectives", collectives},
                                                             {"rank_dies", rank_dies},
+                                                            {"data", data},
                                                             {"rank_dies_then_a_follower",
                                                              rank_dies_then_a_follower},
                                                             {"rank_stalls", rank_stalls},

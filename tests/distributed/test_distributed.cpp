@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -179,6 +180,33 @@ BOOST_AUTO_TEST_CASE(a_port_in_use) {
   Job job = run_job("port_in_use", 1, 1, 2000, 30, ntohs(a.sin_port));
   ::close(fd);
   expect_ok(job, {0});
+}
+
+// 2 ranks x 2 workers over tar shards: each sample exactly once per epoch across the ranks, and
+// exactly once again across a mid-epoch save and resume on every rank.
+BOOST_AUTO_TEST_CASE(data_exactly_once_across_ranks_and_workers_with_a_resume) {
+  char tmpl[] = "/tmp/kiln-dist-data-XXXXXX";
+  BOOST_REQUIRE(::mkdtemp(tmpl) != nullptr);
+  std::string work = tmpl;
+  Job job = run_job("data", 2, 2, 20000, 120, 0, {{"KILN_TEST_WORK", work}});
+  expect_ok(job, all(2));
+  for (std::string kind : {"full", "resumed"}) {
+    std::map<std::string, int> seen;
+    for (int r = 0; r < 2; ++r) {
+      std::ifstream in(work + "/keys." + kind + "." + std::to_string(r));
+      std::string key;
+      int lines = 0;
+      while (std::getline(in, key)) {
+        seen[key] += 1;
+        ++lines;
+      }
+      BOOST_TEST(lines > 0, kind << ": rank " << r << " read samples");
+    }
+    BOOST_TEST(seen.size() == 60u, kind);
+    for (auto& [key, n] : seen)
+      BOOST_TEST(n == 1, kind << ": " << key << " read " << n << " times");
+  }
+  std::filesystem::remove_all(work);
 }
 
 BOOST_AUTO_TEST_CASE(ddp_two_ranks_equal_one_process_with_the_whole_batch) {

@@ -3,6 +3,7 @@
 
 #include "internal.h"
 
+#include <kiln/distributed.h>
 #include <kiln/error.h>
 
 #include <numeric>
@@ -69,28 +70,42 @@ std::vector<int64_t> RandomSampler::indices(uint64_t seed, int64_t epoch) const 
   return out;
 }
 
-DistributedSampler::DistributedSampler(int64_t size, int64_t num_replicas, int64_t rank,
-                                       bool shuffle, uint64_t seed, bool drop_last)
+namespace {
+
+// An explicit value, or the default process group's (PyTorch's DistributedSampler defaults).
+int64_t from_group(std::optional<int64_t> given, const char* name, bool rank) {
+  if (given) return *given;
+  KILN_CHECK_VALUE(distributed::is_initialized(), "DistributedSampler: ", name,
+                   " was not given and no process group is initialized: call ",
+                   "kiln::distributed::init_process_group first, or pass num_replicas and rank");
+  return rank ? distributed::get_rank() : distributed::get_world_size();
+}
+
+}  // namespace
+
+DistributedSampler::DistributedSampler(int64_t size, std::optional<int64_t> num_replicas,
+                                       std::optional<int64_t> rank, bool shuffle, uint64_t seed,
+                                       bool drop_last)
     : size_(size),
-      num_replicas_(num_replicas),
-      rank_(rank),
+      num_replicas_(from_group(num_replicas, "num_replicas", false)),
+      rank_(from_group(rank, "rank", true)),
       shuffle_(shuffle),
       seed_(seed),
       drop_last_(drop_last) {
   KILN_CHECK_VALUE(size >= 0, "DistributedSampler: size must be non-negative, got ", size);
-  KILN_CHECK_VALUE(num_replicas > 0, "DistributedSampler: num_replicas must be positive, got ",
-                   num_replicas);
-  KILN_CHECK_VALUE(rank >= 0 && rank < num_replicas, "Invalid rank ", rank,
-                   ", rank should be in the interval [0, ", num_replicas - 1, "]");
+  KILN_CHECK_VALUE(num_replicas_ > 0, "DistributedSampler: num_replicas must be positive, got ",
+                   num_replicas_);
+  KILN_CHECK_VALUE(rank_ >= 0 && rank_ < num_replicas_, "Invalid rank ", rank_,
+                   ", rank should be in the interval [0, ", num_replicas_ - 1, "]");
   // PyTorch's ceil((size - num_replicas) / num_replicas) with drop_last (the tail dropped so
   // that every rank gets as many), ceil(size / num_replicas) without; written without the sums
   // that overflow near the int64 limit.
-  num_samples_ = size / num_replicas;
-  if (!drop_last && size % num_replicas != 0) num_samples_ += 1;
+  num_samples_ = size / num_replicas_;
+  if (!drop_last && size % num_replicas_ != 0) num_samples_ += 1;
   int64_t total = 0;
-  KILN_CHECK_VALUE(!__builtin_mul_overflow(num_samples_, num_replicas, &total),
+  KILN_CHECK_VALUE(!__builtin_mul_overflow(num_samples_, num_replicas_, &total),
                    "DistributedSampler: size ", size, " padded to a multiple of num_replicas ",
-                   num_replicas, " overflows int64");
+                   num_replicas_, " overflows int64");
 }
 
 std::vector<int64_t> DistributedSampler::indices(uint64_t, int64_t epoch) const {

@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "source_state.h"
 
+#include <kiln/distributed.h>
 #include <kiln/error.h>
 
 #include <limits>
@@ -43,6 +44,10 @@ SourceDataset::SourceDataset(std::string scheme, std::string spec, SourceOptions
   s.scheme = std::move(scheme);
   s.spec = std::move(spec);
   s.options = std::move(options);
+  if (distributed::is_initialized()) {  // the default group's rank and size, unless given
+    if (!s.options.has_rank()) s.options.rank(distributed::get_rank());
+    if (!s.options.has_world_size()) s.options.world_size(distributed::get_world_size());
+  }
   KILN_CHECK_VALUE(s.options.world_size() > 0, s.label(), ": world_size must be positive, got ",
                    s.options.world_size());
   KILN_CHECK_VALUE(s.options.rank() >= 0 && s.options.rank() < s.options.world_size(), s.label(),

@@ -66,10 +66,12 @@ class KILN_API RandomSampler : public Sampler {
 // shuffled with (seed, epoch) when `shuffle` (the same permutation on every rank), then padded by
 // repeating the first indices to a multiple of num_replicas (drop_last false) or cut to one
 // (drop_last true), then every num_replicas-th index from `rank`. The epoch is the loader's,
-// unless set_epoch() was called.
+// unless set_epoch() was called. num_replicas and rank default to the default process group's
+// world size and rank (kiln::distributed), as PyTorch's; without a group they must be given.
 class KILN_API DistributedSampler : public Sampler {
  public:
-  DistributedSampler(int64_t size, int64_t num_replicas, int64_t rank, bool shuffle = true,
+  DistributedSampler(int64_t size, std::optional<int64_t> num_replicas = std::nullopt,
+                     std::optional<int64_t> rank = std::nullopt, bool shuffle = true,
                      uint64_t seed = 0, bool drop_last = false);
   std::vector<int64_t> indices(uint64_t seed, int64_t epoch) const override;
   int64_t size() const override { return num_samples_; }
@@ -77,6 +79,7 @@ class KILN_API DistributedSampler : public Sampler {
   // Fixes the epoch used for shuffling (PyTorch's set_epoch); otherwise the loader's epoch.
   void set_epoch(int64_t epoch) { epoch_ = epoch; }
   int64_t total_size() const { return num_samples_ * num_replicas_; }
+  int64_t rank() const { return rank_; }
 
  private:
   int64_t size_, num_replicas_, rank_;

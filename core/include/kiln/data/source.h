@@ -47,17 +47,20 @@ using FieldDecoder = std::function<Sample(const uint8_t* data, size_t size)>;
 
 class SourceOptions {
  public:
-  // This process's rank and the number of ranks (0 and 1 by default).
+  // This process's rank and the number of ranks. By default the default process group's
+  // (kiln::distributed) when one is initialized as the source opens, else 0 and 1.
   SourceOptions& rank(int64_t v) {
     rank_ = v;
     return *this;
   }
-  int64_t rank() const { return rank_; }
+  int64_t rank() const { return rank_.value_or(0); }
+  bool has_rank() const { return rank_.has_value(); }
   SourceOptions& world_size(int64_t v) {
     world_size_ = v;
     return *this;
   }
-  int64_t world_size() const { return world_size_; }
+  int64_t world_size() const { return world_size_.value_or(1); }
+  bool has_world_size() const { return world_size_.has_value(); }
   // Shuffle the shard list each epoch with (seed, epoch): the same order on every rank.
   SourceOptions& shuffle_shards(bool v) {
     shuffle_shards_ = v;
@@ -118,7 +121,7 @@ class SourceOptions {
   bool meta() const { return meta_; }
 
  private:
-  int64_t rank_ = 0, world_size_ = 1;
+  std::optional<int64_t> rank_, world_size_;
   bool shuffle_shards_ = false;
   int64_t shuffle_buffer_ = 0, shuffle_initial_ = 100;
   std::optional<uint64_t> seed_;
