@@ -226,6 +226,194 @@ std::pair<Tensor, Tensor> batch(int step) {
   return {kiln::randn({64, 8}), kiln::randn({64, 4})};
 }
 
+// One parameter w of 64 elements; loss = sum(w * c), so w's gradient is c exactly.
+struct VecImpl : kiln::nn::Module {
+  VecImpl() { w = register_parameter("w", kiln::zeros({64})); }
+  Tensor forward(Tensor c) { return (w * c).sum(); }
+  Tensor w;
+};
+KILN_MODULE(Vec);
+
+// Rank r's gradient for VecImpl: values with every mantissa bit in use.
+Tensor rank_gradient(int rank) {
+  return (kiln::arange(64, kiln::TensorOptions().dtype(kiln::kFloat)) + 1) *
+         (1.0 / 3 + 0.01 * rank);
+}
+
+// The communication hooks (2 ranks): PyTorch's fp16 and bf16 compression round as
+// (half(g0) / 2 + half(g1) / 2) in the 16-bit type; a user's hook is called once per bucket, in
+// order, with the bucket's buffer and views, and its result becomes the gradients; a hook is
+// registered once and before the first backward.
+void ddp_hooks() {
+  namespace par = kiln::nn::parallel;
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  check(size == 2, "ddp_hooks runs on 2 ranks");
+  Tensor g0 = rank_gradient(0), g1 = rank_gradient(1), mine = rank_gradient(rank);
+  Tensor average = (g0 + g1) / 2;
+  for (auto dtype : {kiln::kHalf, kiln::kBFloat16}) {
+    Vec model;
+    auto ddp = par::DistributedDataParallel(model);
+    if (dtype == kiln::kHalf) {
+      ddp->register_comm_hook(dist::ProcessGroupPtr(), par::default_hooks::fp16_compress_hook);
+    } else {
+      ddp->register_comm_hook(dist::ProcessGroupPtr(), par::default_hooks::bf16_compress_hook);
+    }
+    ddp->forward(mine).backward();
+    Tensor expected = (g0.to(dtype) / 2 + g1.to(dtype) / 2).to(kiln::kFloat);
+    std::string name = dtype == kiln::kHalf ? "fp16_compress_hook" : "bf16_compress_hook";
+    double d = (model->w.grad() - expected).abs().max().item<double>();
+    check(d == 0, name + " rounds as PyTorch's: off by " + std::to_string(d));
+    check((expected - average).abs().max().item<double>() > 0,
+          name + "'s rounding is visible against the float32 average");
+  }
+  // a user's hook: SUM instead of AVG, called per bucket
+  Net model(false);
+  auto ddp =
+      par::DistributedDataParallel(model,
+                                   par::DistributedDataParallelOptions().bucket_cap_mb(0.0005));
+  std::vector<int64_t> sizes = ddp->bucket_sizes();
+  std::vector<size_t> calls;
+  bool shapes_ok = true;
+  ddp->register_comm_hook([&](par::GradBucket& bucket) {
+    calls.push_back(bucket.index());
+    int64_t n = 0;
+    for (size_t k = 0; k < bucket.gradients().size(); ++k) {
+      n += bucket.gradients()[k].numel();
+      shapes_ok = shapes_ok && bucket.gradients()[k].sizes() == bucket.parameters()[k].sizes();
+    }
+    shapes_ok = shapes_ok && n == bucket.buffer().numel() &&
+                bucket.buffer().numel() == sizes[bucket.index()] &&
+                bucket.is_last() == (bucket.index() + 1 == sizes.size());
+    auto work = dist::all_reduce(bucket.buffer(), dist::ReduceOp::SUM, nullptr, true);
+    return std::make_shared<par::BucketFuture>(work, bucket.buffer());
+  });
+  expect_error([&] { ddp->register_comm_hook([](par::GradBucket&) { return nullptr; }); },
+               {"register_comm_hook", "only be called once"}, "a second hook");
+  auto [x, y] = batch(0);
+  int64_t per = 64 / size;
+  Tensor xs = x.narrow(0, rank * per, per), ys = y.narrow(0, rank * per, per);
+  kiln::nn::functional::mse_loss(ddp->forward(xs), ys).backward();
+  check(sizes.size() > 1 && calls.size() == sizes.size(), "the hook is called once per bucket");
+  for (size_t k = 0; k < calls.size(); ++k) check(calls[k] == k, "buckets in order");
+  check(shapes_ok, "the bucket's buffer, gradients and parameters match");
+  Tensor local = [&] {  // this rank's own gradient of fc1.weight, without DDP
+    Net plain(false);
+    kiln::NoGradGuard no_grad;
+    auto ps = plain->parameters(), qs = model->parameters();
+    for (size_t i = 0; i < ps.size(); ++i) ps[i].copy_(qs[i]);
+    kiln::AutoGradMode on(true);
+    kiln::nn::functional::mse_loss(plain(xs), ys).backward();
+    return plain->fc1->weight.grad();
+  }();
+  Tensor sum = local.clone();
+  dist::all_reduce(sum, dist::ReduceOp::SUM);
+  check((model->fc1->weight.grad() - sum).abs().max().item<double>() < 1e-6,
+        "the hook's SUM becomes the gradient");
+  Vec late;
+  auto too_late = par::DistributedDataParallel(late);
+  too_late->forward(mine).backward();
+  expect_error(
+      [&] {
+        too_late->register_comm_hook(dist::ProcessGroupPtr(), par::default_hooks::allreduce_hook);
+      },
+      {"register_comm_hook", "before the first backward"}, "a hook after backward");
+  dist::destroy_process_group();
+}
+
+// gradient_as_bucket_view: the same trajectory as one process; after the first backward each
+// grad() is a view of its bucket (adjacent parameters of a bucket are adjacent in memory) and
+// stays so across steps with zero_grad(false).
+void ddp_bucket_view() {
+  namespace par = kiln::nn::parallel;
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  kiln::manual_seed(rank);
+  Net model(false);
+  auto ddp = par::DistributedDataParallel(
+      model, par::DistributedDataParallelOptions().gradient_as_bucket_view(true));
+  Net reference(false);
+  {
+    kiln::NoGradGuard no_grad;
+    auto ps = reference->parameters(), qs = model->parameters();
+    for (size_t i = 0; i < ps.size(); ++i) ps[i].copy_(qs[i]);
+  }
+  kiln::optim::SGD opt(ddp->parameters(), kiln::optim::SGDOptions(0.1).momentum(0.9));
+  kiln::optim::SGD ref_opt(reference->parameters(), kiln::optim::SGDOptions(0.1).momentum(0.9));
+  int64_t per = 64 / size;
+  void* bias_ptr = nullptr;
+  for (int step = 0; step < 5; ++step) {
+    auto [x, y] = batch(step);
+    opt.zero_grad(/*set_to_none=*/false);
+    kiln::nn::functional::mse_loss(ddp->forward(x.narrow(0, rank * per, per)),
+                                   y.narrow(0, rank * per, per))
+        .backward();
+    const Tensor &wg = model->fc2->weight.grad(), &bg = model->fc2->bias.grad();
+    check(static_cast<float*>(wg.data_ptr()) == static_cast<float*>(bg.data_ptr()) + 4,
+          "fc2's weight gradient follows its bias gradient in the bucket");
+    if (step == 0) bias_ptr = bg.data_ptr();
+    check(bg.data_ptr() == bias_ptr, "the gradients stay views of the bucket");
+    opt.step();
+    ref_opt.zero_grad();
+    kiln::nn::functional::mse_loss(reference(x), y).backward();
+    ref_opt.step();
+    double d = max_difference(*model, *reference);
+    check(d < 1e-5, "bucket-view step " + std::to_string(step) + " differs from one process by " +
+                        std::to_string(d));
+  }
+  dist::destroy_process_group();
+}
+
+// Checkpoints under DDP: after 3 Adam steps rank 0 saves the model and the optimizer; every rank
+// loads them into a fresh model (another seed) and optimizer, and the next 3 steps give exactly
+// the parameters of the uninterrupted run.
+void ddp_checkpoint() {
+  namespace par = kiln::nn::parallel;
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  std::string stem = std::string("/tmp/kiln-ddp-ckpt-") + std::getenv("MASTER_PORT");
+  int64_t per = 64 / size;
+  auto train = [&](Net& model, par::DistributedDataParallel& ddp, kiln::optim::Adam& opt, int first,
+                   int last) {
+    for (int step = first; step < last; ++step) {
+      auto [x, y] = batch(step);
+      opt.zero_grad();
+      kiln::nn::functional::mse_loss(ddp->forward(x.narrow(0, rank * per, per)),
+                                     y.narrow(0, rank * per, per))
+          .backward();
+      opt.step();
+    }
+    (void)model;
+  };
+  kiln::manual_seed(rank);
+  Net model(false);
+  auto ddp = par::DistributedDataParallel(model);
+  kiln::optim::Adam opt(ddp->parameters(), kiln::optim::AdamOptions(0.01));
+  train(model, ddp, opt, 0, 3);
+  if (rank == 0) {
+    kiln::save(*model, stem + ".model");
+    kiln::save(opt, stem + ".optim");
+  }
+  dist::barrier();
+  train(model, ddp, opt, 3, 6);
+
+  kiln::manual_seed(100 + rank);
+  Net fresh(false);
+  kiln::load(*fresh, stem + ".model");
+  auto fresh_ddp = par::DistributedDataParallel(fresh);
+  kiln::optim::Adam fresh_opt(fresh_ddp->parameters(), kiln::optim::AdamOptions(0.01));
+  kiln::load(fresh_opt, stem + ".optim");
+  train(fresh, fresh_ddp, fresh_opt, 3, 6);
+  double d = max_difference(*model, *fresh);
+  check(d == 0, "training resumed from rank 0's checkpoint differs by " + std::to_string(d));
+  dist::barrier();
+  if (rank == 0) {
+    std::remove((stem + ".model").c_str());
+    std::remove((stem + ".optim").c_str());
+  }
+  dist::destroy_process_group();
+}
+
 // The data side (2 ranks x 2 workers over 6 tar shards of 10 samples, written by rank 0 into
 // $KILN_TEST_WORK): the source and DistributedSampler take the group's rank and world size; one
 // epoch's keys go to keys.full.<rank>; a loader stopped after 2 batches, its state saved to a file
@@ -571,18 +759,22 @@ int main(int argc, char** argv) {
     std::cerr << "usage: dist_worker SCENARIO\n";
     return 2;
   }
-  std::map<std::string, std::function<void()>> scenarios = {{"collectives", collectives},
-                                                            {"rank_dies", rank_dies},
-                                                            {"data", data},
-                                                            {"rank_dies_then_a_follower",
-                                                             rank_dies_then_a_follower},
-                                                            {"rank_stalls", rank_stalls},
-                                                            {"mismatch", mismatch},
-                                                            {"never_joins", never_joins},
-                                                            {"bad_init", bad_init},
-                                                            {"port_in_use", port_in_use},
-                                                            {"ddp", ddp},
-                                                            {"ddp_amp", ddp_amp}};
+  std::map<std::string, std::function<void()>> scenarios = {
+      {"collectives", collectives},
+      {"rank_dies", rank_dies},
+      {"rank_dies_then_a_follower", rank_dies_then_a_follower},
+      {"rank_stalls", rank_stalls},
+      {"mismatch", mismatch},
+      {"never_joins", never_joins},
+      {"bad_init", bad_init},
+      {"port_in_use", port_in_use},
+      {"data", data},
+      {"ddp", ddp},
+      {"ddp_amp", ddp_amp},
+      {"ddp_hooks", ddp_hooks},
+      {"ddp_bucket_view", ddp_bucket_view},
+      {"ddp_checkpoint", ddp_checkpoint},
+  };
   auto it = scenarios.find(argv[1]);
   if (it == scenarios.end()) {
     std::cerr << "dist_worker: unknown scenario " << argv[1] << "\n";

@@ -209,6 +209,21 @@ BOOST_AUTO_TEST_CASE(data_exactly_once_across_ranks_and_workers_with_a_resume) {
   std::filesystem::remove_all(work);
 }
 
+BOOST_AUTO_TEST_CASE(ddp_comm_hooks_compress_as_pytorch_and_a_user_hook_runs_per_bucket) {
+  Job job = run_job("ddp_hooks", 2, 2, 20000, 120);
+  expect_ok(job, all(2));
+}
+
+BOOST_AUTO_TEST_CASE(ddp_gradients_as_bucket_views) {
+  Job job = run_job("ddp_bucket_view", 2, 2, 20000, 120);
+  expect_ok(job, all(2));
+}
+
+BOOST_AUTO_TEST_CASE(ddp_checkpoint_saved_by_rank_0_loaded_by_every_rank) {
+  Job job = run_job("ddp_checkpoint", 2, 2, 20000, 120);
+  expect_ok(job, all(2));
+}
+
 BOOST_AUTO_TEST_CASE(ddp_two_ranks_equal_one_process_with_the_whole_batch) {
   Job job = run_job("ddp", 2, 2, 20000, 120);
   expect_ok(job, all(2));

@@ -51,7 +51,8 @@ void DistributedDataParallelImpl::init(std::shared_ptr<Module> module,
   auto bucket_bytes = static_cast<int64_t>(options.bucket_cap_mb() * 1024 * 1024);
   int64_t first_bytes = std::min<int64_t>(1024 * 1024, bucket_bytes);
   reducer_ = std::make_shared<Reducer>(std::move(names), std::move(params), options.process_group(),
-                                       first_bytes, bucket_bytes, options.find_unused_parameters());
+                                       first_bytes, bucket_bytes, options.find_unused_parameters(),
+                                       options.gradient_as_bucket_view());
   reducer_->install_hooks();
 }
 
@@ -67,6 +68,10 @@ void DistributedDataParallelImpl::after_forward(const std::vector<Tensor>& outpu
   reducer_->prepare(outputs, sync);
 }
 
+void DistributedDataParallelImpl::register_comm_hook(CommHook hook) {
+  reducer_->set_comm_hook(std::move(hook));
+}
+
 std::vector<int64_t> DistributedDataParallelImpl::bucket_sizes() const {
   return reducer_->bucket_sizes();
 }
@@ -74,7 +79,9 @@ std::vector<int64_t> DistributedDataParallelImpl::bucket_sizes() const {
 void DistributedDataParallelImpl::pretty_print(std::ostream& stream) const {
   stream << "kiln::nn::parallel::DistributedDataParallel(bucket_cap_mb=" << options_.bucket_cap_mb()
          << ", find_unused_parameters=" << (options_.find_unused_parameters() ? "true" : "false")
-         << ", broadcast_buffers=" << (options_.broadcast_buffers() ? "true" : "false") << ")";
+         << ", broadcast_buffers=" << (options_.broadcast_buffers() ? "true" : "false")
+         << ", gradient_as_bucket_view=" << (options_.gradient_as_bucket_view() ? "true" : "false")
+         << ")";
 }
 
 DistributedDataParallelImpl::NoSyncGuard::NoSyncGuard(DistributedDataParallelImpl& ddp)

@@ -13,6 +13,17 @@
 // parameter's grad(). With find_unused_parameters, parameters the forward's graph does not reach
 // are ready at once, and a MAX all-reduce of the used flags leaves the gradient of a parameter
 // no rank used untouched. Inside no_sync() the hooks do nothing: gradients accumulate locally.
+// A communication hook (register_comm_hook) replaces a bucket's all-reduce: it gets the bucket
+// and returns a future of the reduced buffer, waited for at the end of backward.
+//
+// Note [Bucket views]: with gradient_as_bucket_view, a parameter's grad() is a view of its slot,
+// so accumulation writes into the bucket and the reduced values are the gradients: no copy
+// either way. The gradient hooks run before accumulation, so the hook of parameter i only
+// remembers i; i's accumulation is done by the time the next hook runs (the engine runs one node
+// at a time on the calling thread) or backward ends, and then i is marked ready: if its grad() is
+// not yet its slot (the first backward, or after zero_grad() set it to none), it is copied there
+// once and grad() becomes the view. A bucket's launch waits for that, one node later than
+// without views.
 #include "reducer.h"
 
 #include "../../tensor_internal.h"
@@ -31,11 +42,12 @@ namespace dist = kiln::distributed;
 
 Reducer::Reducer(std::vector<std::string> names, std::vector<Tensor> params,
                  dist::ProcessGroupPtr group, int64_t first_bucket_bytes, int64_t bucket_bytes,
-                 bool find_unused)
+                 bool find_unused, bool gradient_as_bucket_view)
     : names_(std::move(names)),
       params_(std::move(params)),
       group_(std::move(group)),
-      find_unused_(find_unused) {
+      find_unused_(find_unused),
+      as_view_(gradient_as_bucket_view) {
   slots_.resize(params_.size());
   int64_t filled = 0;
   for (size_t k = params_.size(); k-- > 0;) {  // reverse registration order
@@ -88,9 +100,18 @@ Tensor Reducer::slot_view(size_t index) const {
   return buckets_[s.bucket].buffer.narrow(0, s.offset, s.numel).view(params_[index].sizes());
 }
 
+void Reducer::set_comm_hook(CommHook hook) {
+  KILN_CHECK(hook != nullptr, "register_comm_hook: the hook is empty");
+  KILN_CHECK(hook_ == nullptr, "register_comm_hook: a communication hook is registered already ",
+             "(it can only be called once)");
+  KILN_CHECK(!backward_seen_, "register_comm_hook: call it before the first backward pass");
+  hook_ = std::move(hook);
+}
+
 void Reducer::prepare(const std::vector<Tensor>& outputs, bool sync) {
   expect_backward_ = sync;
   if (!sync) return;
+  deferred_.reset();
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
     b.work = nullptr;
@@ -135,17 +156,38 @@ void Reducer::on_grad(size_t index, const Tensor& grad) {
       if (auto self = weak.lock()) self->finalize();
     });
   }
-  KILN_CHECK(!ready_[index], "DistributedDataParallel: the parameter ", names_[index],
-             " received its gradient twice in one backward pass (rank ",
+  backward_seen_ = true;
+  KILN_CHECK(!ready_[index] && deferred_ != index, "DistributedDataParallel: the parameter ",
+             names_[index], " received its gradient twice in one backward pass (rank ",
              distributed::get_rank(group_), "); a parameter may take part in one backward per ",
              "forward: use no_sync() around extra backward passes");
+  if (as_view_) {  // See Note [Bucket views]
+    complete_deferred();
+    deferred_ = index;
+    return;
+  }
   NoGradGuard no_grad;
   const Tensor& acc = params_[index].grad();
   mark_ready(index, acc.defined() ? acc.detach() + grad.detach() : grad.detach());
 }
 
+void Reducer::complete_deferred() {
+  if (!deferred_) return;
+  size_t i = *deferred_;
+  deferred_.reset();
+  NoGradGuard no_grad;
+  Tensor slot = slot_view(i);
+  Tensor& grad = params_[i].mutable_grad();
+  if (grad.defined() && grad.data_ptr() != slot.data_ptr()) {
+    slot.copy_(grad);
+    grad = slot;
+  }
+  mark_ready(i, slot);
+}
+
 void Reducer::mark_ready(size_t index, const Tensor& value) {
-  slot_view(index).copy_(value);
+  Tensor slot = slot_view(index);
+  if (value.data_ptr() != slot.data_ptr()) slot.copy_(value);
   ready_[index] = 1;
   used_[index] = 1;
   --buckets_[slots_[index].bucket].pending;
@@ -154,15 +196,32 @@ void Reducer::mark_ready(size_t index, const Tensor& value) {
 
 void Reducer::launch_ready() {
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
-    Bucket& b = buckets_[next_launch_++];
-    b.work = dist::all_reduce(b.buffer, dist::ReduceOp::AVG, group_, /*async_op=*/true);
+    launch(next_launch_++);
   }
+}
+
+void Reducer::launch(size_t index) {
+  Bucket& b = buckets_[index];
+  if (hook_ == nullptr) {
+    b.work = dist::all_reduce(b.buffer, dist::ReduceOp::AVG, group_, /*async_op=*/true);
+    return;
+  }
+  std::vector<Tensor> grads, params;
+  for (size_t j : b.params) {
+    grads.push_back(slot_view(j));
+    params.push_back(params_[j]);
+  }
+  GradBucket bucket(index, buckets_.size(), b.buffer, std::move(grads), std::move(params));
+  b.future = hook_(bucket);
+  KILN_CHECK(b.future != nullptr, "DistributedDataParallel: the communication hook returned no ",
+             "future for bucket ", index);
 }
 
 void Reducer::finalize() {
   queued_ = false;
   expect_backward_ = false;
   NoGradGuard no_grad;
+  complete_deferred();
   // parameters without a gradient: their slots still take part, so every rank reduces alike
   std::string missing;
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -174,7 +233,19 @@ void Reducer::finalize() {
     --buckets_[slots_[i].bucket].pending;
   }
   launch_ready();
-  for (Bucket& b : buckets_) b.work->wait();
+  for (Bucket& b : buckets_) {
+    if (b.future == nullptr) {
+      b.work->wait();
+      continue;
+    }
+    Tensor reduced = b.future->wait();
+    b.future = nullptr;
+    KILN_CHECK(reduced.defined() && reduced.numel() == b.buffer.numel(),
+               "DistributedDataParallel: the communication hook's future gave ",
+               reduced.defined() ? str(reduced.numel(), " elements") : str("no tensor"),
+               " for a bucket of ", b.buffer.numel(), " (return the reduced bucket buffer)");
+    if (reduced.data_ptr() != b.buffer.data_ptr()) b.buffer.copy_(reduced.reshape({-1}));
+  }
   std::vector<uint8_t> used_anywhere(params_.size(), 1);
   if (find_unused_) {
     Tensor flags = kiln::empty({static_cast<int64_t>(used_.size())}, TensorOptions().dtype(kUInt8));
@@ -187,7 +258,9 @@ void Reducer::finalize() {
     if (!used_anywhere[i]) continue;
     Tensor value = slot_view(i);
     Tensor& grad = params_[i].mutable_grad();
-    if (grad.defined()) {
+    if (as_view_) {
+      grad = value;  // See Note [Bucket views]
+    } else if (grad.defined()) {
       grad.copy_(value);
     } else {
       grad = value.clone();

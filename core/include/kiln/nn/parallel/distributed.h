@@ -17,6 +17,7 @@
 #include <kiln/nn/module.h>
 #include <kiln/nn/modules/any.h>
 #include <kiln/nn/options.h>
+#include <kiln/nn/parallel/comm_hooks.h>
 
 #include <memory>
 #include <ostream>
@@ -34,6 +35,10 @@ struct KILN_API DistributedDataParallelOptions {
   KILN_ARG(bool, find_unused_parameters) = false;
   // Buffers (running statistics) are broadcast from rank 0 before each forward.
   KILN_ARG(bool, broadcast_buffers) = true;
+  // After the first synchronised backward, each parameter's grad() is a view of its bucket, so
+  // the reduced gradients need no copy back (PyTorch's). Keep it with zero_grad(false): a
+  // zero_grad() that sets gradients to none undoes the views until the next backward.
+  KILN_ARG(bool, gradient_as_bucket_view) = false;
 };
 
 class Reducer;
@@ -74,6 +79,16 @@ class KILN_API DistributedDataParallelImpl : public Module {
     bool previous_;
   };
   NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+
+  // Replaces the buckets' all-reduce by `hook` (see kiln/nn/parallel/comm_hooks.h); once, before
+  // the first backward (PyTorch's register_comm_hook). The second form passes `state` first:
+  // register_comm_hook(group, default_hooks::fp16_compress_hook).
+  void register_comm_hook(CommHook hook);
+  template <class State, class Hook>
+  void register_comm_hook(State state, Hook hook) {
+    register_comm_hook(CommHook([state = std::move(state), hook = std::move(hook)](
+                                    GradBucket& bucket) { return hook(state, bucket); }));
+  }
 
   // The wrapped module (registered as "module": parameters are named "module.weight", ...).
   std::shared_ptr<Module> module() const { return module_.ptr(); }
