@@ -6,6 +6,7 @@
 // Exit status 0: the scenario's checks passed on this rank; 1: one failed (stderr says which);
 // 2: an unexpected exception. What each scenario checks is written above its function.
 #include <kiln/distributed.h>
+#include <kiln/distributed/optim/zero_redundancy_optimizer.h>
 #include <kiln/kiln.h>
 
 #include <unistd.h>
@@ -414,6 +415,91 @@ void ddp_checkpoint() {
   dist::destroy_process_group();
 }
 
+// ZeroRedundancyOptimizer<Adam> under DDP (2 ranks) follows one process's Adam on the whole
+// batch; its state is sharded (each rank steps a part of the parameters); consolidated on rank 0
+// it equals the unsharded Adam's state_dict; saved by rank 0 and loaded by every rank into a fresh
+// ZeroRedundancyOptimizer, training goes on along the same trajectory.
+void zero() {
+  namespace par = kiln::nn::parallel;
+  using kiln::distributed::optim::ZeroRedundancyOptimizer;
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  kiln::manual_seed(rank);
+  Net model(false);
+  auto ddp = par::DistributedDataParallel(model);
+  Net reference(false);
+  {
+    kiln::NoGradGuard no_grad;
+    auto ps = reference->parameters(), qs = model->parameters();
+    for (size_t i = 0; i < ps.size(); ++i) ps[i].copy_(qs[i]);
+  }
+  auto adam = kiln::optim::AdamOptions(0.01);
+  ZeroRedundancyOptimizer<kiln::optim::Adam> opt(ddp->parameters(), adam);
+  kiln::optim::Adam ref_opt(reference->parameters(), adam);
+  auto total = static_cast<int64_t>(model->parameters().size());
+  int64_t owned = opt.local_optimizer() ? opt.local_optimizer()->size() : 0;
+  Tensor count =
+      kiln::full({1}, static_cast<double>(owned), kiln::TensorOptions().dtype(kiln::kLong));
+  dist::all_reduce(count);
+  check(count.item<int64_t>() == total && owned > 0 && owned < total,
+        "each parameter has one owner, and each rank owns a part");
+  int64_t per = 64 / size;
+  auto steps = [&](auto& zero, int first, int last) {
+    for (int step = first; step < last; ++step) {
+      auto [x, y] = batch(step);
+      zero.zero_grad();
+      kiln::nn::functional::mse_loss(ddp->forward(x.narrow(0, rank * per, per)),
+                                     y.narrow(0, rank * per, per))
+          .backward();
+      zero.step();
+      ref_opt.zero_grad();
+      kiln::nn::functional::mse_loss(reference(x), y).backward();
+      ref_opt.step();
+      double d = max_difference(*model, *reference);
+      check(d < 1e-5,
+            "ZeRO step " + std::to_string(step) + " differs from Adam by " + std::to_string(d));
+    }
+  };
+  steps(opt, 0, 5);
+  opt.consolidate_state_dict(0);
+  std::string path = std::string("/tmp/kiln-zero-") + std::getenv("MASTER_PORT") + ".optim";
+  if (rank == 0) {
+    auto sd = opt.state_dict();
+    auto want = ref_opt.state_dict();
+    check(sd.state.size() == want.state.size(), "the consolidated state has every parameter");
+    double worst = 0;
+    for (auto& [index, named] : want.state) {
+      for (auto& [name, t] : named) {
+        auto it = sd.state.find(index);
+        bool has = it != sd.state.end() && it->second.count(name) == 1;
+        check(has, "consolidated state has " + std::to_string(index) + "." + name);
+        if (has) {
+          worst = std::max(worst, (it->second.at(name).to(kiln::kDouble) - t.to(kiln::kDouble))
+                                      .abs()
+                                      .max()
+                                      .item<double>());
+        }
+      }
+    }
+    check(worst < 1e-5, "the consolidated state equals Adam's, off by " + std::to_string(worst));
+    kiln::optim::Adam plain(model->parameters(), adam);
+    plain.load_state_dict(sd);
+    kiln::save(plain, path);
+  } else {
+    expect_error([&] { opt.state_dict(); }, {"state_dict", "consolidate_state_dict"},
+                 "state_dict without consolidation");
+  }
+  dist::barrier();
+  kiln::optim::Adam loaded(model->parameters(), adam);
+  kiln::load(loaded, path);
+  ZeroRedundancyOptimizer<kiln::optim::Adam> fresh(ddp->parameters(), adam);
+  fresh.load_state_dict(loaded.state_dict());
+  steps(fresh, 5, 8);
+  dist::barrier();
+  if (rank == 0) std::remove(path.c_str());
+  dist::destroy_process_group();
+}
+
 // The data side (2 ranks x 2 workers over 6 tar shards of 10 samples, written by rank 0 into
 // $KILN_TEST_WORK): the source and DistributedSampler take the group's rank and world size; one
 // epoch's keys go to keys.full.<rank>; a loader stopped after 2 batches, its state saved to a file
@@ -774,6 +860,7 @@ int main(int argc, char** argv) {
       {"ddp_hooks", ddp_hooks},
       {"ddp_bucket_view", ddp_bucket_view},
       {"ddp_checkpoint", ddp_checkpoint},
+      {"zero", zero},
   };
   auto it = scenarios.find(argv[1]);
   if (it == scenarios.end()) {

@@ -224,6 +224,11 @@ BOOST_AUTO_TEST_CASE(ddp_checkpoint_saved_by_rank_0_loaded_by_every_rank) {
   expect_ok(job, all(2));
 }
 
+BOOST_AUTO_TEST_CASE(zero_redundancy_optimizer_equals_adam_and_consolidates) {
+  Job job = run_job("zero", 2, 2, 20000, 120);
+  expect_ok(job, all(2));
+}
+
 BOOST_AUTO_TEST_CASE(ddp_two_ranks_equal_one_process_with_the_whole_batch) {
   Job job = run_job("ddp", 2, 2, 20000, 120);
   expect_ok(job, all(2));
