@@ -57,6 +57,12 @@ void Work::finish(std::string error, int32_t kind) {
 
 int Work::wait(Millis bound, std::string& error, int32_t& kind) {
   std::unique_lock<std::mutex> lock(mutex_);
+  if (!done_ && group != nullptr) {  // See Note [Gloo works]
+    Group* g = group;
+    lock.unlock();
+    g->run_inline(shared_from_this());
+    lock.lock();
+  }
   if (header != nullptr && !done_) {  // a send: wait for both buffers on this thread
     lock.unlock();
     std::string failure;
@@ -105,11 +111,15 @@ Group::~Group() {
   for (auto& w : queue_) w->finish("the group was destroyed before the operation ran");
 }
 
-std::shared_ptr<Work> Group::launch(const Header& header, std::function<void()> body) {
+std::shared_ptr<Work> Group::launch(const Header& header, const void* inline_data,
+                                    size_t inline_bytes,
+                                    std::function<void(const Gathered&)> body) {
   auto work = std::make_shared<Work>();
-  work->run = [this, header, body = std::move(body)] {
-    check_headers(header);
-    body();
+  work->group = this;
+  work->run = [this, header, inline_data, inline_bytes, body = std::move(body)] {
+    Gathered gathered;
+    exchange(header, inline_data, inline_bytes, gathered);
+    body(gathered);
   };
   std::lock_guard<std::mutex> lock(mutex_);
   queue_.push_back(work);
@@ -122,38 +132,71 @@ void Group::work_loop() {
     std::shared_ptr<Work> work;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [this] { return stopping_ || (!queue_.empty() && !running_); });
       if (queue_.empty()) return;
       work = queue_.front();
       queue_.pop_front();
+      running_ = true;
     }
-    if (!broken_.empty()) {
-      work->finish("an earlier operation of the group failed (" + broken_ + ")");
-      continue;
-    }
-    try {
-      work->run();
-      work->finish("");
-    } catch (const MismatchError& e) {
-      work->finish(e.what(), KILN_ERROR_VALUE);  // the pairs stay usable
-    } catch (const std::exception& e) {
-      std::string why = e.what();
-      // a header mismatch leaves the pairs usable; a transport failure does not
-      if (dynamic_cast<const gloo::IoException*>(&e) != nullptr) broken_ = why;
-      work->finish(why);
-    }
+    execute(*work);
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
+    cv_.notify_all();
   }
 }
 
-void Group::check_headers(const Header& mine) {
-  std::vector<Header> all(static_cast<size_t>(size_));
-  Header copy = mine;
+bool Group::run_inline(const std::shared_ptr<Work>& work) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (running_ || stopping_ || queue_.empty() || queue_.front() != work) return false;
+    queue_.pop_front();
+    running_ = true;
+  }
+  execute(*work);
+  std::lock_guard<std::mutex> lock(mutex_);
+  running_ = false;
+  cv_.notify_all();
+  return true;
+}
+
+void Group::execute(Work& work) {
+  if (!broken_.empty()) {
+    work.finish("an earlier operation of the group failed (" + broken_ + ")");
+    return;
+  }
+  try {
+    work.run();
+    work.finish("");
+  } catch (const MismatchError& e) {
+    work.finish(e.what(), KILN_ERROR_VALUE);  // the pairs stay usable
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    // a header mismatch leaves the pairs usable; a transport failure does not
+    if (dynamic_cast<const gloo::IoException*>(&e) != nullptr) broken_ = why;
+    work.finish(why);
+  }
+}
+
+void Group::exchange(const Header& mine, const void* inline_data, size_t inline_bytes,
+                     Gathered& gathered) {
+  const size_t slot = sizeof(Header) + kInlineBytes;
+  std::vector<char> own(slot, 0);
+  std::memcpy(own.data(), &mine, sizeof(Header));
+  if (inline_bytes > 0 && inline_bytes <= kInlineBytes) {
+    std::memcpy(own.data() + sizeof(Header), inline_data, inline_bytes);
+  }
+  gathered.slots.assign(slot * static_cast<size_t>(size_), 0);
   gloo::AllgatherOptions opts(context_);
-  opts.setInput(reinterpret_cast<int64_t*>(&copy), 4);
-  opts.setOutput(reinterpret_cast<int64_t*>(all.data()), 4 * all.size());
+  opts.setInput(own.data(), slot);
+  opts.setOutput(gathered.slots.data(), gathered.slots.size());
   opts.setTag(next_tag());
   opts.setTimeout(timeout_);
   gloo::allgather(opts);
+  std::vector<Header> all(static_cast<size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    std::memcpy(&all[static_cast<size_t>(r)], gathered.slots.data() + static_cast<size_t>(r) * slot,
+                sizeof(Header));
+  }
   std::string bad = kiln::sdk::comm::compare_headers(all.data(), size_);
   if (!bad.empty()) throw MismatchError(bad);
 }

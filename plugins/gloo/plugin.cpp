@@ -9,7 +9,6 @@
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
-#include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 
 #include <cstring>
@@ -74,6 +73,44 @@ void allreduce(Group& g, void* p, int32_t dtype, size_t n, int32_t op) {
   if (op == KILN_REDUCE_AVG) divide(p, dtype, n, g.size());
 }
 
+// Reduces the n elements each rank put in its slot into `out`, in rank order. See Note [Small
+// collectives ride the header].
+void reduce_slots(const Gathered& all, int ranks, size_t offset, void* out, int32_t dtype, size_t n,
+                  int32_t op) {
+  ReduceFn fn = reduction_for(dtype, op);
+  if (ranks == 1) {
+    std::memcpy(out, all.data(0) + offset, n * dtype_size(dtype));
+  } else {
+    fn(out, all.data(0) + offset, all.data(1) + offset, n);
+    for (int r = 2; r < ranks; ++r) fn(out, out, all.data(r) + offset, n);
+  }
+  if (op == KILN_REDUCE_AVG) divide(out, dtype, n, ranks);
+}
+
+// Whether an all-reduce of `bytes` gathers every rank's buffer and reduces locally (one exchange,
+// (size - 1) x bytes received) rather than running gloo's ring (2 (size - 1) steps, 2 (size - 1) /
+// size x bytes): up to 2 MiB gathered (1 MiB buffers on 2 ranks), where the ring's steps cost more
+// than its saved bytes (kiln-dist-bench, loopback).
+bool gathers(const Group& g, size_t bytes) {
+  return bytes * static_cast<size_t>(g.size()) <= (size_t{2} << 20);
+}
+
+// The sizes are the same on every rank (the header exchange checked them).
+void allreduce_by_gathering(Group& g, void* p, int32_t dtype, size_t n, int32_t op) {
+  size_t bytes = n * dtype_size(dtype);
+  std::vector<char> all(bytes * static_cast<size_t>(g.size()));
+  gloo::AllgatherOptions opts(g.context());
+  opts.setInput(static_cast<char*>(p), bytes);
+  opts.setOutput(all.data(), all.size());
+  opts.setTag(g.next_tag());
+  opts.setTimeout(g.timeout());
+  gloo::allgather(opts);
+  ReduceFn fn = reduction_for(dtype, op);
+  fn(p, all.data(), all.data() + bytes, n);
+  for (int r = 2; r < g.size(); ++r) fn(p, p, all.data() + static_cast<size_t>(r) * bytes, n);
+  if (op == KILN_REDUCE_AVG) divide(p, dtype, n, g.size());
+}
+
 void* all_reduce(void* group, const kiln_tensor* t, int32_t op) {
   return guarded([&] {
     Group& g = *as_group(group);
@@ -81,8 +118,18 @@ void* all_reduce(void* group, const kiln_tensor* t, int32_t op) {
     int32_t dtype = t->dtype;
     size_t n = static_cast<size_t>(numel_of(*t));
     if (!reduction_for(dtype, op)) throw std::runtime_error("all_reduce: unknown dtype");
-    return g.launch({kAllReduce, dtype, static_cast<int64_t>(n), op},
-                    [&g, p, dtype, n, op] { allreduce(g, p, dtype, n, op); });
+    size_t bytes = n * dtype_size(dtype);
+    bool small = bytes <= kInlineBytes;
+    return g.launch({kAllReduce, dtype, static_cast<int64_t>(n), op}, p, small ? bytes : 0,
+                    [&g, p, dtype, n, op, small, bytes](const Gathered& all) {
+                      if (small) {
+                        if (n > 0) reduce_slots(all, g.size(), 0, p, dtype, n, op);
+                      } else if (gathers(g, bytes)) {
+                        allreduce_by_gathering(g, p, dtype, n, op);
+                      } else {
+                        allreduce(g, p, dtype, n, op);
+                      }
+                    });
   });
 }
 
@@ -92,15 +139,23 @@ void* broadcast(void* group, const kiln_tensor* t, int32_t root) {
     char* p = static_cast<char*>(t->data);
     size_t n = static_cast<size_t>(numel_of(*t));
     size_t bytes = n * dtype_size(t->dtype);
-    return g.launch({kBroadcast, t->dtype, static_cast<int64_t>(n), root}, [&g, p, bytes, root] {
-      if (bytes == 0 || g.size() == 1) return;
-      gloo::BroadcastOptions opts(g.context());
-      opts.setOutput(p, bytes);
-      opts.setRoot(root);
-      opts.setTag(g.next_tag());
-      opts.setTimeout(g.timeout());
-      gloo::broadcast(opts);
-    });
+    bool small = bytes <= kInlineBytes;
+    const void* mine = g.rank() == root ? p : nullptr;
+    return g.launch({kBroadcast, t->dtype, static_cast<int64_t>(n), root}, mine,
+                    small && mine != nullptr ? bytes : 0,
+                    [&g, p, bytes, root, small](const Gathered& all) {
+                      if (bytes == 0 || g.size() == 1) return;
+                      if (small) {
+                        if (g.rank() != root) std::memcpy(p, all.data(root), bytes);
+                        return;
+                      }
+                      gloo::BroadcastOptions opts(g.context());
+                      opts.setOutput(p, bytes);
+                      opts.setRoot(root);
+                      opts.setTag(g.next_tag());
+                      opts.setTimeout(g.timeout());
+                      gloo::broadcast(opts);
+                    });
   });
 }
 
@@ -111,19 +166,28 @@ void* all_gather(void* group, const kiln_tensor* output, const kiln_tensor* inpu
     char* in = static_cast<char*>(input->data);
     size_t n = static_cast<size_t>(numel_of(*input));
     size_t bytes = n * dtype_size(input->dtype);
-    return g.launch({kAllGather, input->dtype, static_cast<int64_t>(n), 0}, [&g, out, in, bytes] {
-      if (bytes == 0) return;
-      gloo::AllgatherOptions opts(g.context());
-      opts.setInput(in, bytes);
-      opts.setOutput(out, bytes * static_cast<size_t>(g.size()));
-      opts.setTag(g.next_tag());
-      opts.setTimeout(g.timeout());
-      gloo::allgather(opts);
-    });
+    bool small = bytes <= kInlineBytes;
+    return g.launch({kAllGather, input->dtype, static_cast<int64_t>(n), 0}, in, small ? bytes : 0,
+                    [&g, out, in, bytes, small](const Gathered& all) {
+                      if (bytes == 0) return;
+                      if (small) {
+                        for (int r = 0; r < g.size(); ++r) {
+                          std::memcpy(out + static_cast<size_t>(r) * bytes, all.data(r), bytes);
+                        }
+                        return;
+                      }
+                      gloo::AllgatherOptions opts(g.context());
+                      opts.setInput(in, bytes);
+                      opts.setOutput(out, bytes * static_cast<size_t>(g.size()));
+                      opts.setTag(g.next_tag());
+                      opts.setTimeout(g.timeout());
+                      gloo::allgather(opts);
+                    });
   });
 }
 
-// gloo has no reduce-scatter for unbound buffers: all-reduce a copy, keep this rank's part.
+// gloo has no reduce-scatter for unbound buffers: all-reduce a copy, keep this rank's part (or,
+// small, reduce this rank's part of the slots).
 void* reduce_scatter(void* group, const kiln_tensor* output, const kiln_tensor* input, int32_t op) {
   return guarded([&] {
     Group& g = *as_group(group);
@@ -132,25 +196,28 @@ void* reduce_scatter(void* group, const kiln_tensor* output, const kiln_tensor* 
     int32_t dtype = input->dtype;
     size_t n = static_cast<size_t>(numel_of(*output));
     size_t part = n * dtype_size(dtype);
+    size_t whole = part * static_cast<size_t>(g.size());
     if (!reduction_for(dtype, op)) throw std::runtime_error("reduce_scatter: unknown dtype");
-    return g.launch({kReduceScatter, dtype, static_cast<int64_t>(n), op},
-                    [&g, out, in, dtype, n, part, op] {
-                      std::vector<char> all(in, in + part * static_cast<size_t>(g.size()));
-                      allreduce(g, all.data(), dtype, n * static_cast<size_t>(g.size()), op);
-                      std::memcpy(out, all.data() + part * static_cast<size_t>(g.rank()), part);
+    bool small = whole <= kInlineBytes;
+    return g.launch({kReduceScatter, dtype, static_cast<int64_t>(n), op}, in, small ? whole : 0,
+                    [&g, out, in, dtype, n, part, op, small](const Gathered& all) {
+                      if (n == 0) return;
+                      size_t mine = part * static_cast<size_t>(g.rank());
+                      if (small) {
+                        reduce_slots(all, g.size(), mine, out, dtype, n, op);
+                        return;
+                      }
+                      std::vector<char> copy(in, in + part * static_cast<size_t>(g.size()));
+                      allreduce(g, copy.data(), dtype, n * static_cast<size_t>(g.size()), op);
+                      std::memcpy(out, copy.data() + mine, part);
                     });
   });
 }
 
+// The header exchange is a barrier: it completes once every rank has contributed.
 void* barrier(void* group) {
   return guarded([&] {
-    Group& g = *as_group(group);
-    return g.launch({kBarrier, -1, 0, 0}, [&g] {
-      gloo::BarrierOptions opts(g.context());
-      opts.setTag(g.next_tag());
-      opts.setTimeout(g.timeout());
-      gloo::barrier(opts);
-    });
+    return as_group(group)->launch({kBarrier, -1, 0, 0}, nullptr, 0, [](const Gathered&) {});
   });
 }
 
