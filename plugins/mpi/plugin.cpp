@@ -478,27 +478,4 @@ const kiln_comm_ops kOps = {
 
 }  // namespace
 
-extern "C" {
-
-KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {
-  static const kiln_plugin_info info = {sizeof(kiln_plugin_info),
-                                        KILN_ABI_MAJOR,
-                                        KILN_ABI_MINOR,
-                                        "mpi",
-                                        "0.1.0",
-                                        "communication backend \"mpi\": OpenMPI, under mpirun"};
-  return &info;
-}
-
-KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* /*host*/) { return 1; }
-
-KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
-  kiln::sdk::host() = host;
-  if (!KILN_HOST_HAS(host, register_comm_backend)) {
-    kiln::sdk::set_error("this kiln core predates communication backends (plugin ABI 1.3)");
-    return 1;
-  }
-  return host->register_comm_backend("mpi", &kOps, nullptr);
-}
-
-}  // extern "C"
+KILN_COMM_PLUGIN("mpi", "0.1.0", "communication backend \"mpi\": OpenMPI, under mpirun", &kOps)

@@ -1,5 +1,6 @@
-// Helpers for communication backends (C++, header-only): the header a backend exchanges before a
-// collective or a point-to-point transfer, and its checks. A header comes from another process,
+// Helpers for communication backends (C++, header-only): the plugin's entry points
+// (KILN_COMM_PLUGIN), and the header a backend exchanges before a collective or a point-to-point
+// transfer, with its checks. A header comes from another process,
 // so it is outside input: every field is validated, with a message naming it, before it is used
 // to size a buffer or index a table. See Note [Comm headers].
 //
@@ -10,6 +11,7 @@
 // these; tests/distributed/fuzz_comm_header.cpp fuzzes them.
 #pragma once
 
+#include <kiln/sdk/host.hpp>
 #include <kiln/sdk/kernel.hpp>
 #include <kiln/sdk/plugin.h>
 
@@ -166,4 +168,38 @@ inline P2pCheck check_p2p(const P2pHeader& theirs, int64_t dtype, int64_t numel,
   return c;
 }
 
+// For kiln_plugin_probe: 1 when the core has communication backends (ABI 1.3), else 0 with the
+// reason set, so that an older core lists the plugin as "not available" instead of failing.
+inline int32_t probe_comm_interface(const kiln_host* host) {
+  if (!KILN_HOST_HAS(host, register_comm_backend)) {
+    host->set_error("this core has no communication backends (kiln plugin ABI 1.3 or newer)");
+    return 0;
+  }
+  return 1;
+}
+
+// For kiln_plugin_init: keeps the host table (kiln::sdk::host()) and registers the backend.
+inline kiln_status register_comm_backend(const kiln_host* host, const char* name,
+                                         const kiln_comm_ops* ops, void* self = nullptr) {
+  kiln::sdk::host() = host;
+  if (probe_comm_interface(host) == 0) return 1;
+  return host->register_comm_backend(name, ops, self);
+}
+
 }  // namespace kiln::sdk::comm
+
+// The three entry points of a plugin that provides one communication backend: NAME, VERSION and
+// SUMMARY are string literals for kiln-info (NAME is the backend's name too), OPS a pointer to its
+// kiln_comm_ops.
+#define KILN_COMM_PLUGIN(NAME, VERSION, SUMMARY, OPS)                                      \
+  extern "C" KILN_PLUGIN_EXPORT const kiln_plugin_info* kiln_plugin_query(void) {          \
+    static const kiln_plugin_info info = {                                                 \
+        sizeof(kiln_plugin_info), KILN_ABI_MAJOR, KILN_ABI_MINOR, NAME, VERSION, SUMMARY}; \
+    return &info;                                                                          \
+  }                                                                                        \
+  extern "C" KILN_PLUGIN_EXPORT int32_t kiln_plugin_probe(const kiln_host* host) {         \
+    return kiln::sdk::comm::probe_comm_interface(host);                                    \
+  }                                                                                        \
+  extern "C" KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {      \
+    return kiln::sdk::comm::register_comm_backend(host, NAME, OPS);                        \
+  }
