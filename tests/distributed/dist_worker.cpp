@@ -836,6 +836,19 @@ void bad_init() {
                "broadcast from a non-member");
   dist::destroy_process_group();
   check(access(path.c_str(), F_OK) != 0, "the file store's file is removed");
+  // a file that is not a file store: a record with a 4 GiB key
+  {
+    std::ofstream bad(path, std::ios::binary);
+    bad << std::string("\xff\xff\xff\xff", 4) << "junk";
+  }
+  expect_error(
+      [&] {
+        dist::init_process_group(
+            dist::InitProcessGroupOptions().init_method("file://" + path).rank(0).world_size(1));
+      },
+      {"the file store", "is corrupted", "the record at byte 0 has a key length of 4294967295"},
+      "a corrupted file store");
+  std::remove(path.c_str());
 }
 
 // Rank 0 cannot serve the store on a port that is taken: KILN_TEST_BUSY_PORT is held by the test.

@@ -1,9 +1,9 @@
-// libFuzzer target for the TCP rendezvous store's wire format (core/src/distributed/store_wire.h;
-// built with clang when it is installed, see CMakeLists.txt). The first byte picks the side:
-// even, the server reads the rest as a client's requests and answers them, and every answer must
-// parse back through the client's parsers; odd, the client reads the rest as the server's
-// answers to a get, a set and an add, in turn. Any outcome but a crash, a hang, a sanitizer
-// report or an answer the client rejects is a pass.
+// libFuzzer target for the rendezvous stores' formats (core/src/distributed/store_wire.h; built
+// with clang when it is installed, see CMakeLists.txt). The first byte picks the side: 0 mod 3,
+// the TCP store's server reads the rest as a client's requests and answers them, and every answer
+// must parse back through the client's parsers; 1, the client reads the rest as the server's
+// answers to a get, a set and an add, in turn; 2, the rest is a FileStore's file. Any outcome but a
+// crash, a hang, a sanitizer report or an answer the client rejects is a pass.
 #include "../../core/src/distributed/store_wire.h"
 
 #include <cstddef>
@@ -81,10 +81,14 @@ void answer(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  if (data[0] % 2 == 0) {
+  if (data[0] % 3 == 0) {
     serve(data + 1, size - 1);
-  } else {
+  } else if (data[0] % 3 == 1) {
     answer(data + 1, size - 1);
+  } else {
+    std::map<std::string, std::string> records;
+    std::string bytes(reinterpret_cast<const char*>(data + 1), size - 1);
+    (void)wire::parse_file_records(bytes, records);
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // The FileStore ("file:///path"), the PrefixStore of sub-groups and the C view of a store that
 // backends receive. See Note [Rendezvous stores] in store.h.
 #include "store.h"
+#include "store_wire.h"
 
 #include "../runtime.h"
 
@@ -67,7 +68,8 @@ class FileStore : public Store {
     int64_t value = 0;
     auto it = all.find(key);
     if (it != all.end() && it->second.size() == 8) std::memcpy(&value, it->second.data(), 8);
-    value += delta;
+    KILN_CHECK(!__builtin_add_overflow(value, delta, &value), "the file store ", path_,
+               ": the counter '", key, "' overflows int64 (a corrupted file?)");
     append(key, std::string(reinterpret_cast<const char*>(&value), 8));
     return value;
   }
@@ -97,19 +99,9 @@ class FileStore : public Store {
                  ": cannot read it: ", n < 0 ? std::strerror(errno) : "it shrank");
       if (n > 0) done += static_cast<size_t>(n);
     }
-    size_t at = 0;
-    while (at + 4 <= bytes.size()) {
-      uint32_t key_size = 0;
-      uint64_t value_size = 0;
-      std::memcpy(&key_size, bytes.data() + at, 4);
-      if (at + 4 + key_size + 8 > bytes.size()) break;
-      std::string key = bytes.substr(at + 4, key_size);
-      std::memcpy(&value_size, bytes.data() + at + 4 + key_size, 8);
-      size_t value_at = at + 12 + key_size;
-      if (value_size > bytes.size() - value_at) break;
-      out[key] = bytes.substr(value_at, value_size);
-      at = value_at + value_size;
-    }
+    std::string bad = wire::parse_file_records(bytes, out);
+    KILN_CHECK(bad.empty(), "the file store ", path_, " is corrupted: ", bad,
+               " (is it another program's file? remove it, or choose another init_method path)");
     return out;
   }
 

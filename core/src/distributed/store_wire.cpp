@@ -169,4 +169,27 @@ std::string read_add_reply(ByteReader& in, int64_t& value, bool& closed) {
   return "";
 }
 
+std::string parse_file_records(const std::string& bytes, std::map<std::string, std::string>& out) {
+  BufferReader in(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  while (in.remaining() > 0) {
+    size_t at = bytes.size() - in.remaining();
+    uint32_t key_size = 0;
+    uint64_t value_size = 0;
+    std::string key, value;
+    if (!in.read(&key_size, 4)) return "";
+    if (key_size > kMaxKeyBytes) {
+      return "the record at byte " + std::to_string(at) + " has a key length of " +
+             std::to_string(key_size) + " bytes (at most " + std::to_string(kMaxKeyBytes) + ")";
+    }
+    if (!read_string(in, key, key_size) || !in.read(&value_size, 8)) return "";
+    if (value_size > kMaxValueBytes) {
+      return "the record at byte " + std::to_string(at) + " has a value length of " +
+             std::to_string(value_size) + " bytes (at most " + std::to_string(kMaxValueBytes) + ")";
+    }
+    if (!read_string(in, value, value_size)) return "";
+    out[std::move(key)] = std::move(value);
+  }
+  return "";
+}
+
 }  // namespace kiln::distributed::detail::wire

@@ -73,4 +73,10 @@ std::string read_done_reply(ByteReader& in, bool& closed);
 std::string read_get_reply(ByteReader& in, std::optional<std::string>& value, bool& closed);
 std::string read_add_reply(ByteReader& in, int64_t& value, bool& closed);
 
+// The FileStore's file (file_store.cpp): records "u32 key size, key, u64 value size, value"
+// appended under a lock; the last record of a key is its value. A record cut short at the end
+// (a process killed while appending) is ignored; a length over the caps is an error naming the
+// field and the record's offset (not a file store, or a corrupted one): "" when the file is good.
+std::string parse_file_records(const std::string& bytes, std::map<std::string, std::string>& out);
+
 }  // namespace kiln::distributed::detail::wire
