@@ -11,7 +11,7 @@ build=${1:-build}
 shift || true
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
-  files=(unary.cu binary.cu compare.cu elementwise.cu)
+  files=(unary.cu binary.cu elementwise.cu)
 fi
 flags_file="$build/plugins/cuda/CMakeFiles/kiln_cuda.dir/flags.make"
 if [ ! -f "$flags_file" ]; then

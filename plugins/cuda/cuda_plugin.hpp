@@ -70,7 +70,7 @@ const kiln_device_ops* device_ops();            // device.cpp
 void register_elementwise(KernelTable& table);  // elementwise.cu
 void register_unary(KernelTable& table);        // unary.cu
 void register_binary(KernelTable& table);       // binary.cu
-void register_compare(KernelTable& table);      // compare.cu
+void register_compare(KernelTable& table);      // binary.cu
 void register_reduce(KernelTable& table);       // reduce.cu
 void register_random(KernelTable& table);       // random.cu
 void register_index(KernelTable& table);        // index.cu

@@ -1,5 +1,5 @@
 // Elementwise kernels with more than a functor's loop: where, clamp, fill_ and copy_. The unary,
-// binary and comparison families are unary.cu, binary.cu and compare.cu (pointwise.cuh).
+// binary and comparison families are unary.cu and binary.cu (pointwise.cuh).
 #include "pointwise.cuh"
 
 #include <cstring>

@@ -7,6 +7,7 @@
 #include "cuda_plugin.hpp"
 
 #include <kiln/sdk/kernel.hpp>
+#include <kiln/sdk/pointwise_support.hpp>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -157,10 +158,13 @@ struct Pointers {
 // Whether map's kernel has the vectorized path for contiguous operands. Each path is built once
 // per (functor, dtype), so it is kept where it pays most: operands narrower than 4 bytes, whose
 // scalar accesses underuse each memory transaction, and float32, the training dtype. The others
-// take the scalar loop, coalesced, at one multiplication per element for a contiguous operand.
-template <class Out, class... In>
-constexpr bool vectorize_v = sizeof(Out) < 4 || std::is_same_v<Out, float> ||
-                             ((sizeof(In) < 4 || std::is_same_v<In, float>) || ...);
+// take the scalar loop, coalesced, at one multiplication per element for a contiguous operand; so
+// do the functors that declare themselves costly (kiln/sdk/pointwise_support.hpp), whose time is
+// in the formula, not in the memory accesses.
+template <class Op, class Out, class... In>
+constexpr bool vectorize_v = !sdk::pointwise::costly_v<Op> &&
+                             (sizeof(Out) < 4 || std::is_same_v<Out, float> ||
+                              ((sizeof(In) < 4 || std::is_same_v<In, float>) || ...));
 
 // Elements [0, n - n % kVec) of contiguous, aligned operands, kVec neighbours per load and store.
 template <class Out, class Op, class... In, size_t... K>
@@ -195,7 +199,7 @@ template <class Out, class Op, class... In>
 __global__ void map_kernel(int64_t n, Op op, Offsets<1 + sizeof...(In)> offsets, char* out,
                            Pointers<sizeof...(In) + 1> in, bool vectorized) {
   int64_t first = 0;
-  if (vectorize_v<Out, In...> && vectorized) {
+  if (vectorize_v<Op, Out, In...> && vectorized) {
     map_vectorized<Out, Op, In...>(n, op, reinterpret_cast<Out*>(out), in,
                                    std::index_sequence_for<In...>{});
     first = n - n % kVec;
@@ -207,25 +211,44 @@ __global__ void map_kernel(int64_t n, Op op, Offsets<1 + sizeof...(In)> offsets,
   }
 }
 
-template <class T>
-bool aligned_to_vec(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) % sizeof(Vec<T, kVec>) == 0;
+// Everything map() does on the host that does not depend on the functor or the element types: the
+// operands' offsets, whether the vectorized path applies, the grid. One copy per operand count,
+// not per (functor, dtype): inlined into each of them it was half of a pointwise file's host code
+// and a fifth of its build time.
+template <int N>
+struct MapPlan {
+  int64_t n = 0;
+  bool vectorized = false;
+  int blocks = 0;
+  Offsets<N> offsets;
+  Pointers<N> in;
+  char* out = nullptr;
+};
+
+// `vec_bytes[k]`: the size of kVec elements of operand k (out first), 0 when the functor's
+// kernel has no vectorized path (vectorize_v).
+template <int N>
+__attribute__((noinline)) MapPlan<N> plan_map(const kiln_tensor* const (&ops)[N],
+                                              const size_t (&vec_bytes)[N]) {
+  MapPlan<N> plan;
+  plan.n = sdk::numel(*ops[0]);
+  if (plan.n == 0) return plan;
+  bool vectorized = vec_bytes[0] != 0;
+  for (int k = 0; k < N && vectorized; ++k) {
+    vectorized = sdk::is_contiguous(*ops[k]) &&
+                 reinterpret_cast<uintptr_t>(ops[k]->data) % vec_bytes[k] == 0;
+  }
+  plan.vectorized = vectorized;
+  plan.blocks = blocks_for(plan.n, vectorized ? kVec : 1);
+  plan.offsets = Offsets<N>(ops);
+  for (int k = 1; k < N; ++k) plan.in.v[k - 1] = static_cast<const char*>(ops[k]->data);
+  plan.in.v[N - 1] = nullptr;
+  plan.out = static_cast<char*>(ops[0]->data);
+  return plan;
 }
 
-template <class Out, class... In, class Op, size_t... K>
-void map_impl(cudaStream_t stream, Op op, const kiln_tensor& out, const kiln_tensor* const* in,
-              std::index_sequence<K...>) {
-  constexpr int N = 1 + sizeof...(In);
-  const int64_t n = sdk::numel(out);
-  if (n == 0) return;
-  const bool vectorized = vectorize_v<Out, In...> && sdk::is_contiguous(out) &&
-                          (sdk::is_contiguous(*in[K]) && ...) && aligned_to_vec<Out>(out.data) &&
-                          (aligned_to_vec<In>(in[K]->data) && ...);
-  const kiln_tensor* ops[N] = {&out, in[K]...};
-  Pointers<N> ptrs{{static_cast<const char*>(in[K]->data)..., nullptr}};
-  map_kernel<Out, Op, In...><<<blocks_for(n, vectorized ? kVec : 1), kThreads, 0, stream>>>(
-      n, op, Offsets<N>(ops), static_cast<char*>(out.data), ptrs, vectorized);
-  KILN_CUDA_CHECK(cudaGetLastError());
+[[noreturn, maybe_unused]] inline void wrong_input_count() {
+  throw std::logic_error("cuda map: wrong number of inputs");
 }
 
 // out[i] = op(in[i]...) for every element, inputs already broadcast to out's sizes; Out and In
@@ -233,8 +256,17 @@ void map_impl(cudaStream_t stream, Op op, const kiln_tensor& out, const kiln_ten
 template <class Out, class... In, class Op>
 void map(cudaStream_t stream, Op op, const kiln_tensor& out,
          std::initializer_list<const kiln_tensor*> in = {}) {
-  if (in.size() != sizeof...(In)) throw std::logic_error("cuda map: wrong number of inputs");
-  map_impl<Out, In...>(stream, op, out, in.begin(), std::index_sequence_for<In...>{});
+  constexpr int N = 1 + sizeof...(In);
+  if (in.size() != sizeof...(In)) wrong_input_count();
+  const kiln_tensor* ops[N] = {&out};
+  for (int k = 1; k < N; ++k) ops[k] = in.begin()[k - 1];
+  constexpr bool vec = vectorize_v<Op, Out, In...>;
+  const MapPlan<N> p =
+      plan_map<N>(ops, {vec ? sizeof(Vec<Out, kVec>) : 0, (vec ? sizeof(Vec<In, kVec>) : 0)...});
+  if (p.n == 0) return;
+  map_kernel<Out, Op, In...>
+      <<<p.blocks, kThreads, 0, stream>>>(p.n, op, p.offsets, p.out, p.in, p.vectorized);
+  KILN_CUDA_CHECK(cudaGetLastError());
 }
 
 // The stream of a kernel call's device.

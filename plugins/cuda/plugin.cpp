@@ -1,5 +1,5 @@
 // kiln's CUDA plugin (kiln_cuda.so): the "cuda" device, a caching allocator and kernels written
-// as functors over a few generic loops (unary.cu, binary.cu, compare.cu, elementwise.cu, reduce.cu,
+// as functors over a few generic loops (unary.cu, binary.cu, elementwise.cu, reduce.cu,
 // random.cu) and on cuBLAS (matmul.cu). It uses only the SDK and links the CUDA runtime and cuBLAS
 // dynamically, never the driver library (libcuda): the runtime opens the driver lazily, so the
 // plugin loads on a machine without one, and its probe reports the runtime's reason.

@@ -1,17 +1,18 @@
 // The pointwise kernels of kiln/sdk/pointwise.hpp's functors, shared by the files of each family
-// (unary.cu, binary.cu, compare.cu, elementwise.cu): one kernel per (functor, storage type the
-// functor takes), see Note [One scalar formula for every device]. The families are separate
-// translation units so that a parallel build compiles them side by side.
+// (unary.cu, binary.cu, elementwise.cu): one kernel per (functor, storage type the
+// functor takes), see Note [One scalar formula for every device]. Three translation units: a
+// parallel build compiles them side by side, and each pays the fixed cost of a unit (~3.5 s of
+// nvcc's CPU time) once.
 //
 // Note [One kernel for both 16-bit floats]
-// Every kernel is compiled twice per file (sm_80 and sm_90), and each (functor, dtype) pair is
-// one kernel, so the pairs are the build's cost. float16 and bfloat16 both compute in float32 and
-// differ only in how an element is loaded and stored, so they share one kernel: both are Half16,
-// a 2-byte element, and the kernel gets the format as an argument (Pointwise::bf16). Loading and
-// storing compute both conversions and select one (a few instructions; the format is opaque to the
-// compiler, which would otherwise copy the loop, functor included, for each format); the
-// vectorized path is unchanged, the element size being the same. That builds each floating functor
-// 3 times (16-bit, float32, float64) instead of 4.
+// Every kernel is compiled to machine code twice (sm_80 and sm_90), and each (functor, dtype) pair
+// is one kernel, so the pairs are the build's cost. float16 and bfloat16 both compute in float32
+// and differ only in how an element is loaded and stored, so they share one kernel: both are
+// Half16, a 2-byte element, and the kernel gets the format as an argument (Pointwise::bf16).
+// Loading and storing compute both conversions and select one (a few instructions; the format is
+// opaque to the compiler, which would otherwise copy the loop, functor included, for each format);
+// the vectorized path is unchanged, the element size being the same. That builds each floating
+// functor 3 times (16-bit, float32, float64) instead of 4.
 #pragma once
 
 #include "loops.cuh"
@@ -112,6 +113,7 @@ __device__ __forceinline__ Out store_acc(A r, bool bf16) {
 // recorded in g_error.
 template <class Out, class T, class Op>
 struct Pointwise {
+  static constexpr bool costly = pw::costly_v<Op>;
   Op op;
   bool bf16 = false;
   __device__ Out operator()(T x) const { return store_acc<Out>(op(load_acc(x, bf16)), bf16); }

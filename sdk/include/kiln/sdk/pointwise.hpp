@@ -168,6 +168,7 @@ struct Rsqrt {
 
 struct Sin {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
     using std::sin;
@@ -177,6 +178,7 @@ struct Sin {
 
 struct Cos {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
     using std::cos;
@@ -207,6 +209,7 @@ struct Sigmoid {
 #define KILN_POINTWISE_LIBM(Name, f)                   \
   struct Name {                                        \
     static constexpr Dtypes dtypes = Dtypes::floating; \
+    static constexpr bool costly = true;               \
     template <class C>                                 \
     KILN_HOST_DEVICE C operator()(C x) const {         \
       using std::f;                                    \
@@ -414,6 +417,7 @@ struct Fmod : IntegerDivision {
 // base ** exponent; integers by square and multiply, wrapping.
 struct Pow {
   static constexpr Dtypes dtypes = Dtypes::numeric;
+  static constexpr bool costly = true;
   template <class C>
   static constexpr bool can_fail = is_int_v<C>&& std::is_signed_v<C>;
   template <class C>

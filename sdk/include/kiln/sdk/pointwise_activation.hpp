@@ -33,6 +33,7 @@ C clamp_bound(const kiln_attr* a, C absent) {
 // double precision; on CUDA devices, CUDA's erfinv. erfinv(+-1) = +-inf, NaN outside [-1, 1].
 struct Erfinv {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
 #ifdef __CUDA_ARCH__
@@ -81,6 +82,7 @@ struct Silu {
 // x * tanh(softplus(x)).
 struct Mish {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
     using std::exp, std::log1p, std::tanh;
@@ -91,6 +93,7 @@ struct Mish {
 // sin(pi x) / (pi x), 1 at 0; as PyTorch, pi x is rounded to C before sin and the division.
 struct Sinc {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
     using std::sin;

@@ -17,6 +17,7 @@ namespace kiln::sdk::pointwise {
 
 struct Atan2 {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     using std::atan2;
@@ -27,6 +28,7 @@ struct Atan2 {
 // log(exp(a) + exp(b)) as max + log1p(exp(-|a - b|)); two equal infinities give themselves.
 struct LogAddExp {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     using std::exp, std::fabs, std::log1p;
@@ -39,6 +41,7 @@ struct LogAddExp {
 // log2(2^a + 2^b) as max + log1p(2^-|a - b|) / ln 2.
 struct LogAddExp2 {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     using std::exp2, std::fabs, std::log1p;
@@ -51,6 +54,7 @@ struct LogAddExp2 {
 // sqrt(a^2 + b^2) without overflow or underflow.
 struct Hypot {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     using std::hypot;
@@ -71,6 +75,7 @@ struct Copysign {
 // a * log(b), 0 where a is 0 (unless b is NaN).
 struct Xlogy {
   static constexpr Dtypes dtypes = Dtypes::floating;
+  static constexpr bool costly = true;
   template <class C>
   KILN_HOST_DEVICE C operator()(C a, C b) const {
     using std::log;

@@ -36,7 +36,15 @@ constexpr bool accepts_v = S == Dtypes::all || (S == Dtypes::numeric && !std::is
 //   bool may run as uint8.
 // - integers_unchanged: the operator maps every integer to itself (floor, ceil, round, trunc), so
 //   a plugin may copy integer tensors, as PyTorch's CUDA build does (its kernels are floating).
+// And one about cost:
+// - costly: the formula costs far more than loading and storing its operands (a libm function
+//   with range reduction or a series), so wide memory accesses gain it nothing: the CUDA plugin
+//   builds no vectorized path for it, which would inline the formula four more times.
 // A functor declares them as `static constexpr bool sign_blind = true;` and so on.
+template <class Op>
+constexpr bool costly_v = requires {
+  requires Op::costly;
+};
 template <class Op>
 constexpr bool integers_unchanged_v = requires {
   requires Op::integers_unchanged;
