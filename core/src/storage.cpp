@@ -1,6 +1,7 @@
 #include "block_cache.h"
 #include "runtime.h"
 
+#include <kiln/dispatch.h>
 #include <kiln/error.h>
 #include <kiln/storage.h>
 
@@ -47,6 +48,7 @@ Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device
         why.empty() ? "" : ": ", why, ". Free tensors you no longer need, or use smaller batches"));
   }
   from_allocator_ = true;
+  detail::local_dispatch_state().allocated_bytes += nbytes;  // the profiler's memory column
   r.live_storages.fetch_add(1, std::memory_order_relaxed);
 }
 
