@@ -1,13 +1,19 @@
 #include "block_cache.h"
+#include "profiler/profiler_internal.h"
 #include "runtime.h"
 
-#include <kiln/dispatch.h>
 #include <kiln/error.h>
 #include <kiln/storage.h>
 
 #include <limits>
 
 namespace kiln {
+
+namespace detail {
+// See profiler_internal.h; initial-exec as Note [Dispatch state TLS].
+thread_local uint64_t allocated_bytes __attribute__((tls_model("initial-exec"))) = 0;
+uint64_t thread_allocated_bytes() { return allocated_bytes; }
+}  // namespace detail
 
 namespace {
 
@@ -48,7 +54,7 @@ Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device
         why.empty() ? "" : ": ", why, ". Free tensors you no longer need, or use smaller batches"));
   }
   from_allocator_ = true;
-  detail::local_dispatch_state().allocated_bytes += nbytes;  // the profiler's memory column
+  detail::allocated_bytes += nbytes;  // the profiler's memory column
   r.live_storages.fetch_add(1, std::memory_order_relaxed);
 }
 

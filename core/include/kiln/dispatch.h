@@ -107,8 +107,6 @@ struct LocalDispatchState {
   int observe_depth = 0;
   void* tracer = nullptr;
   int trace_depth = 0;
-  // Bytes this thread has allocated for storages since it started (the profiler's memory).
-  uint64_t allocated_bytes = 0;
 };
 KILN_API LocalDispatchState& local_dispatch_state();
 // Keys included on every thread (the Observe key while a profile runs).

@@ -85,7 +85,7 @@ int push_frame(const char* name, bool user_range) {
   f.event.user_range = user_range;
   f.event.thread = b->thread;
   f.event.depth = static_cast<int>(b->stack.size());
-  f.bytes_at_start = kiln::detail::local_dispatch_state().allocated_bytes;
+  f.bytes_at_start = kiln::detail::thread_allocated_bytes();
   b->stack.push_back(std::move(f));
   b->stack.back().start_abs = now_ns();
   return static_cast<int>(b->stack.size()) - 1;
@@ -125,8 +125,7 @@ void pop_frame(int frame) {
   f.event.duration_ns = end - f.start_abs;
   f.event.self_ns = f.event.duration_ns - f.child_ns;
   if (s.options.profile_memory) {
-    f.event.bytes = static_cast<int64_t>(kiln::detail::local_dispatch_state().allocated_bytes -
-                                         f.bytes_at_start);
+    f.event.bytes = static_cast<int64_t>(kiln::detail::thread_allocated_bytes() - f.bytes_at_start);
     f.event.self_bytes = f.event.bytes - f.child_bytes;
   }
   if (!b->stack.empty()) {

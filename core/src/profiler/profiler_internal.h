@@ -4,6 +4,13 @@
 #include <kiln/profiler.h>
 #include <kiln/tensor.h>
 
+#include <cstdint>
+
+namespace kiln::detail {
+// Bytes of storage this thread has allocated since it started (core/src/storage.cpp).
+uint64_t thread_allocated_bytes();
+}  // namespace kiln::detail
+
 namespace kiln::profiler::detail {
 
 // Opens an event on this thread's stack; its index, or -1 when no profile records.
