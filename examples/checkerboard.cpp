@@ -5,6 +5,7 @@
 // output beside the target.
 //
 //   kiln-checkerboard [--size 128] [--steps 200] [--png checkerboard.png] [--mode both|fp32|amp]
+//                     [--profile trace.json]
 #include <kiln/amp.h>
 #include <kiln/kiln.h>
 #include <kiln/nn.h>
@@ -35,7 +36,8 @@ struct RunResult {
   Tensor output;  // [height, width] float32
 };
 
-RunResult train(const Tensor& inputs, const Tensor& targets, int steps, bool mixed, Device device) {
+RunResult train(const Tensor& inputs, const Tensor& targets, int steps, bool mixed, Device device,
+                const std::string& profile) {
   manual_seed(0);
   nn::Sequential net = make_net();
   net->to(device);
@@ -44,7 +46,9 @@ RunResult train(const Tensor& inputs, const Tensor& targets, int steps, bool mix
   RunResult r;
   Tensor outputs, loss;
   auto start = std::chrono::steady_clock::now();
+  example_options::ProfileRun profiling(profile);
   for (int i = 0; i < steps; ++i) {
+    profiler::record_function step_range("train_step");
     opt.zero_grad();
     {
       amp::autocast region(device.type(), std::nullopt, mixed);
@@ -60,6 +64,7 @@ RunResult train(const Tensor& inputs, const Tensor& targets, int steps, bool mix
     }
   }
   auto stop = std::chrono::steady_clock::now();
+  profiling.finish();
   r.final_loss = loss.item<double>();
   r.ms_per_step = std::chrono::duration<double, std::milli>(stop - start).count() / steps;
   r.output = outputs.detach().to(kFloat).cpu().squeeze();
@@ -71,7 +76,7 @@ RunResult train(const Tensor& inputs, const Tensor& targets, int steps, bool mix
 int main(int argc, char** argv) {
   int64_t size = 128;
   int steps = 200;
-  std::string png = "checkerboard.png", mode = "both";
+  std::string png = "checkerboard.png", mode = "both", profile;
   try {
     for (int i = 1; i < argc; ++i) {
       std::string arg = argv[i];
@@ -87,6 +92,8 @@ int main(int argc, char** argv) {
                                                             1000000));
       } else if (arg == "--png") {
         png = value;
+      } else if (arg == "--profile") {
+        profile = value;
       } else if (arg == "--mode") {
         mode = value;
         KILN_CHECK_VALUE(mode == "both" || mode == "fp32" || mode == "amp",
@@ -98,7 +105,7 @@ int main(int argc, char** argv) {
   } catch (const ValueError& e) {
     std::fprintf(stderr,
                  "%s\nusage: %s [--size N] [--steps N] [--png FILE] "
-                 "[--mode both|fp32|amp]\n",
+                 "[--mode both|fp32|amp] [--profile TRACE.json]\n",
                  e.what(), argv[0]);
     return 2;
   }
@@ -112,7 +119,13 @@ int main(int argc, char** argv) {
     std::vector<Tensor> panels;
     for (bool mixed : {false, true}) {
       if ((mixed && mode == "fp32") || (!mixed && mode == "amp")) continue;
-      RunResult r = train(inputs, targets, steps, mixed, device);
+      // the profile of the second run (when both run) goes to FILE with "-amp" before .json
+      std::string path = profile;
+      if (!path.empty() && mixed && mode == "both") {
+        size_t dot = path.rfind(".json");
+        path = dot == std::string::npos ? path + "-amp" : path.insert(dot, "-amp");
+      }
+      RunResult r = train(inputs, targets, steps, mixed, device, path);
       std::printf("%s: final loss %.4f, %.2f ms/step\n", mixed ? "autocast" : "float32 ",
                   r.final_loss, r.ms_per_step);
       panels.push_back(r.output);

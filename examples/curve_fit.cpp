@@ -1,13 +1,16 @@
 // Curve fitting from "Effective PyTorch" ("PyTorch basics"): fit g(x, w) = w0 x^2 + w1 x + w2 to
 // samples of f(x) = 5x^2 + 3 with Adam (lr 0.1), 1000 steps of 100 fresh samples each, and print
 // w, which should come out near [5, 0, 3]. Runs on the best device available (KILN_DEVICE
-// overrides).
+// overrides). `--profile trace.json` profiles the training loop (examples/options.h).
 #include <kiln/kiln.h>
 #include <kiln/nn.h>
 #include <kiln/optim.h>
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+
+#include "options.h"
 
 namespace {
 
@@ -33,7 +36,19 @@ std::pair<Tensor, Tensor> generate_data(kiln::Device device) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  std::string profile;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--profile" && i + 1 < argc) {
+      profile = argv[++i];
+    } else {
+      std::fprintf(stderr,
+                   "kiln-curve-fit: unknown option '%s'\nusage: %s [--profile TRACE.json]\n",
+                   arg.c_str(), argv[0]);
+      return 2;
+    }
+  }
   kiln::Device device = kiln::default_device();
   kiln::manual_seed(0);
   // The coefficients start as random noise, as in "Effective PyTorch".
@@ -50,7 +65,13 @@ int main() {
     return loss;
   };
   Tensor loss;
-  for (int i = 0; i < 1000; ++i) loss = train_step();
+  {
+    example_options::ProfileRun profiling(profile);
+    for (int i = 0; i < 1000; ++i) {
+      kiln::profiler::record_function step_range("train_step");
+      loss = train_step();
+    }
+  }
 
   Tensor v = w.detach().cpu().contiguous();
   const float* p = v.data_ptr<float>();

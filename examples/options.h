@@ -2,9 +2,12 @@
 #pragma once
 
 #include <kiln/error.h>
+#include <kiln/profiler.h>
 
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <string>
 
 namespace example_options {
@@ -22,5 +25,37 @@ inline int64_t parse_int(const std::string& program, const std::string& option,
   }
   return value;
 }
+
+// `--profile FILE`: profiles the training loop while it lives (kiln/profiler.h), then prints
+// the key_averages table (sorted by self time, 20 rows) and writes the Chrome trace to FILE
+// (open it in Perfetto). An empty path profiles nothing.
+class ProfileRun {
+ public:
+  explicit ProfileRun(std::string path) : path_(std::move(path)) {
+    if (!path_.empty()) profile_ = std::make_unique<kiln::profiler::Profile>();
+  }
+  ~ProfileRun() {
+    try {
+      finish();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "profile: %s\n", e.what());
+    }
+  }
+  ProfileRun(const ProfileRun&) = delete;
+  ProfileRun& operator=(const ProfileRun&) = delete;
+
+  void finish() {
+    if (!profile_) return;
+    std::unique_ptr<kiln::profiler::Profile> p = std::move(profile_);
+    p->stop();
+    std::printf("%s", p->key_averages().table("self_cpu_time_total", 20).c_str());
+    p->export_chrome_trace(path_);
+    std::printf("wrote the profile's Chrome trace to %s (open it in Perfetto)\n", path_.c_str());
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<kiln::profiler::Profile> profile_;
+};
 
 }  // namespace example_options

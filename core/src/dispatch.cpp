@@ -25,11 +25,14 @@ const char* dispatch_key_name(DispatchKey k) {
     case DispatchKey::Backend: return "Backend";
     case DispatchKey::Autograd: return "Autograd";
     case DispatchKey::Autocast: return "Autocast";
+    case DispatchKey::Observe: return "Observe";
   }
   return "?";
 }
 
 namespace detail {
+std::atomic<uint8_t> global_included_keys{0};
+
 // Note [Dispatch state TLS]: initial-exec TLS avoids a __tls_get_addr call on every operator;
 // libkiln_core is a dependency of the programs that use it, loaded at start-up, so its TLS is
 // in the static block.

@@ -1,4 +1,5 @@
 #include "block_cache.h"
+#include "profiler/profiler_internal.h"
 #include "runtime.h"
 
 #include <kiln/error.h>
@@ -7,6 +8,12 @@
 #include <limits>
 
 namespace kiln {
+
+namespace detail {
+// See profiler_internal.h; initial-exec as Note [Dispatch state TLS].
+thread_local uint64_t allocated_bytes __attribute__((tls_model("initial-exec"))) = 0;
+uint64_t thread_allocated_bytes() { return allocated_bytes; }
+}  // namespace detail
 
 namespace {
 
@@ -47,6 +54,7 @@ Storage::Storage(Device device, size_t nbytes) : nbytes_(nbytes), device_(device
         why.empty() ? "" : ": ", why, ". Free tensors you no longer need, or use smaller batches"));
   }
   from_allocator_ = true;
+  detail::allocated_bytes += nbytes;  // the profiler's memory column
   r.live_storages.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -1,3 +1,4 @@
+#include "jit/tracer.h"
 #include "kernel_call.h"
 #include "print_format.h"
 #include "runtime.h"
@@ -104,6 +105,9 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
 }
 
 std::vector<unsigned char> host_bytes(const Tensor& t) {
+  if (local_dispatch_state().tracer != nullptr) [[unlikely]] {
+    jit::detail::note_value_read("item(), nonzero, a bool or the printing of a tensor");
+  }
   std::vector<unsigned char> buf(t.nbytes());
   if (t.numel() == 0) return buf;
   DeviceTypeRecord& r = require_device(t.device(), "read");

@@ -78,6 +78,26 @@ BOOST_AUTO_TEST_CASE(layers_run_autocast_then_autograd_then_backend) {
   BOOST_TEST(trace == std::vector<std::string>({"autocast", "autograd", "backend"}));
 }
 
+// The Observe layer (profiler, graph capture) sits below Autocast and Autograd: a call reaches
+// it once, after both, and it calls the Backend directly. Off, its kernel is never reached.
+BOOST_AUTO_TEST_CASE(observe_layer_sees_a_call_once_below_autocast_and_autograd) {
+  BOOST_TEST(test_op.has_layer(DispatchKey::Observe));
+  BOOST_TEST(std::string(kiln::dispatch_key_name(DispatchKey::Observe)) == "Observe");
+  kiln::ScopedKernel<TestOp> a(test_op, DispatchKey::Autograd, autograd_layer);
+  kiln::ScopedKernel<TestOp> c(test_op, DispatchKey::Autocast, autocast_layer);
+  AutocastOn on(kiln::kCPU);
+  Tensor x = grad_tensor();
+  kiln::profiler::Profile prof;
+  test_op(x);
+  int calls = 0;
+  for (const auto& e : prof.events()) calls += e.name == "test::identity";
+  BOOST_TEST(calls == 1);
+  BOOST_TEST(trace == std::vector<std::string>({"autocast", "autograd", "backend"}));
+  // off again: no key set, nothing recorded
+  BOOST_TEST(!kiln::profiler::is_profiling());
+  BOOST_TEST(!kiln::impl::tls_is_dispatch_key_included(DispatchKey::Observe));
+}
+
 BOOST_AUTO_TEST_CASE(autograd_layer_only_for_tensors_that_require_grad) {
   kiln::ScopedKernel<TestOp> a(test_op, DispatchKey::Autograd, autograd_layer);
   test_op(kiln::zeros({2}));

@@ -1,11 +1,14 @@
 // Operators and the dispatcher.
 //
 // An operator is declared once in core as an `Operator<Signature>` object with a name, a schema
-// string and its backend function. A call walks three dispatch layers, highest first:
+// string and its backend function. A call walks four dispatch layers, highest first:
 //
 //   Autocast  — active when this thread has an autocast region enabled for the device type of a
 //               tensor argument (casts inputs, then re-dispatches);
 //   Autograd  — active when an argument requires grad (records the graph, then re-dispatches);
+//   Observe   — active while a profile (every thread) or a trace (this thread) is running:
+//               records the call, then calls the Backend layer directly
+//               (See Note [The Observe layer]);
 //   Backend   — always active: a view or composite written in core, or a plugin kernel
 //               (detail::run_kernel) for the tensors' device.
 //
@@ -16,14 +19,35 @@
 // (ExcludeDispatchKeyGuard), which the guard restores on scope exit, exceptions included.
 // Grad mode and autocast state are thread-local.
 //
+// Note [The Observe layer]: the profiler (kiln/profiler.h) and graph capture (kiln/jit.h) share
+// one layer, which no operator knows about: every Operator gets its kernel (observe_kernel
+// below) at construction, and its key is set only while a profile runs (a process-wide bit, so
+// that data-loader workers and other threads are profiled too) or a trace runs on this thread
+// (a thread-local included bit). Off, the dispatcher computes the same bit operations as before
+// (one more relaxed load of the process-wide bits), so it costs nothing measurable.
+// It sits BELOW Autocast and Autograd, just above Backend, for three reasons:
+//   - a trace must record the casts autocast inserts and the lower-precision operator it picks
+//     (autocast decisions are taken at trace time and recorded, so replay needs no autocast):
+//     below Autocast, the casts and the re-dispatched operator reach the layer as calls;
+//   - every layer above re-dispatches through operator() with its key excluded, while Observe
+//     calls the Backend kernel directly: a call reaches Observe exactly once however many
+//     layers sit above, so nothing is recorded twice and no exclusion is needed (the operators a
+//     composite calls from its Backend are observed again, as children);
+//   - autograd's graph recording stays out of the traced graph: replay under grad mode goes
+//     through the Autograd layer again (docs/graphs.md).
+// The cost: an operator's profiled time excludes its Autograd and Autocast work (the casts
+// show as their own calls), and a call made straight to a lower layer (call_layer) is not seen.
+//
 // Note [Dispatch hot path]: no string work, no hashing and no allocation happens between an
 // operator call and its backend: the key set is a few bit operations, each layer a function
 // pointer on the operator object, and plugin kernels are indexed by device type.
 #pragma once
 
 #include <kiln/export.h>
+#include <kiln/jit/recorded_call.h>
 #include <kiln/tensor.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,12 +56,12 @@
 
 namespace kiln {
 
-enum class DispatchKey : uint8_t { Backend = 0, Autograd = 1, Autocast = 2 };
-constexpr int kNumDispatchKeys = 3;
+enum class DispatchKey : uint8_t { Backend = 0, Autograd = 1, Autocast = 2, Observe = 3 };
+constexpr int kNumDispatchKeys = 4;
 constexpr uint8_t key_bit(DispatchKey k) { return static_cast<uint8_t>(1u << static_cast<int>(k)); }
 KILN_API const char* dispatch_key_name(DispatchKey k);
 
-// A set of dispatch keys, as libtorch's DispatchKeySet. kiln's keys are the three above: one
+// A set of dispatch keys, as libtorch's DispatchKeySet. kiln's keys are the four above: one
 // Autograd key serves every device (libtorch's AutogradCPU, AutogradCUDA, ...), and kiln has no
 // InplaceOrView key (views and version counters are handled in the Backend layer).
 class DispatchKeySet {
@@ -77,8 +101,16 @@ struct LocalDispatchState {
   // ExcludeDispatchKeyGuard (which also excludes it), it means views are made without history.
   bool grad_mode_off = false;
   uint32_t autocast_device_types = 0;  // bit t: autocast enabled for device type t
+  // The Observe layer (See Note [The Observe layer]): observed calls open on this thread, the
+  // trace recording on this thread (a jit::detail::Tracer, null when none) and the depth at
+  // which it records (the calls its function makes, not the ones they make in turn).
+  int observe_depth = 0;
+  void* tracer = nullptr;
+  int trace_depth = 0;
 };
 KILN_API LocalDispatchState& local_dispatch_state();
+// Keys included on every thread (the Observe key while a profile runs).
+KILN_API extern std::atomic<uint8_t> global_included_keys;
 }  // namespace detail
 
 // This thread's included and excluded keys (libtorch's c10::impl TLS queries): a key set is
@@ -223,7 +255,40 @@ uint8_t arg_keys(const T& arg, uint32_t autocast_types) {
 inline DispatchKey highest_key(uint8_t keys) {
   if (keys & key_bit(DispatchKey::Autocast)) return DispatchKey::Autocast;
   if (keys & key_bit(DispatchKey::Autograd)) return DispatchKey::Autograd;
+  if (keys & key_bit(DispatchKey::Observe)) return DispatchKey::Observe;
   return DispatchKey::Backend;
+}
+
+// One call in the Observe layer: opens a profiler event when a profile runs and tells whether
+// the call is one a trace records (core/src/profiler/observe.cpp).
+class KILN_API ObserveScope {
+ public:
+  explicit ObserveScope(const OperatorBase& op);
+  ~ObserveScope();
+  ObserveScope(const ObserveScope&) = delete;
+  ObserveScope& operator=(const ObserveScope&) = delete;
+  bool profiling() const { return frame_ >= 0; }
+  bool tracing() const { return tracing_; }
+  // The profiler's description of the inputs, one per argument ([] for a non-tensor).
+  void add_input(const Tensor* t);
+
+ private:
+  int frame_ = -1;
+  bool tracing_ = false;
+};
+
+template <class T>
+void describe_arg(ObserveScope& scope, const T& arg) {
+  using U = std::decay_t<T>;
+  if constexpr (std::is_same_v<U, Tensor>) {
+    scope.add_input(&arg);
+  } else if constexpr (std::is_same_v<U, TensorList> || std::is_same_v<U, std::vector<Tensor>>) {
+    for (const Tensor& t : arg) scope.add_input(&t);
+  } else if constexpr (std::is_same_v<U, std::optional<Tensor>>) {
+    scope.add_input(arg ? &*arg : nullptr);
+  } else {
+    scope.add_input(nullptr);
+  }
 }
 
 }  // namespace detail
@@ -249,6 +314,8 @@ class Operator<R(Args...)> final : public OperatorBase {
            const OperatorBase* functional = nullptr)
       : OperatorBase(name, schema, primitive) {
     kernels_[static_cast<int>(DispatchKey::Backend)] = backend;
+    kernels_[static_cast<int>(DispatchKey::Observe)] = observe_kernel;
+    active_keys_ |= key_bit(DispatchKey::Observe);
     set_functional(functional);
     if (is_inplace()) set_kernel(DispatchKey::Autograd, refuse_untracked_inplace);
   }
@@ -262,7 +329,8 @@ class Operator<R(Args...)> final : public OperatorBase {
     }
     const detail::LocalDispatchState& tls = detail::local_dispatch_state();
     uint8_t keys = (detail::arg_keys(args, tls.autocast_device_types) | ... | uint8_t{0});
-    keys = static_cast<uint8_t>(((keys | tls.included) & ~tls.excluded & active_keys_) |
+    uint8_t global = detail::global_included_keys.load(std::memory_order_relaxed);
+    keys = static_cast<uint8_t>(((keys | tls.included | global) & ~tls.excluded & active_keys_) |
                                 key_bit(DispatchKey::Backend));
     Kernel k = kernels_[static_cast<int>(detail::highest_key(keys))];
     return k(*this, std::forward<Args>(args)...);
@@ -297,6 +365,17 @@ class Operator<R(Args...)> final : public OperatorBase {
  private:
   static R refuse_untracked_inplace(const Operator& op, Args...) {
     detail::throw_no_inplace_formula(op);
+  }
+
+  // The Observe layer's kernel: See Note [The Observe layer].
+  static R observe_kernel(const Operator& op, Args... args) {
+    detail::ObserveScope scope(op);
+    if (scope.profiling()) (detail::describe_arg(scope, args), ...);
+    Kernel backend = op.kernels_[static_cast<int>(DispatchKey::Backend)];
+    if (scope.tracing()) [[unlikely]] {
+      return jit::detail::record_call<Operator, R, Args...>(op, backend, args...);
+    }
+    return backend(op, std::forward<Args>(args)...);
   }
 
   Kernel kernels_[kNumDispatchKeys] = {};

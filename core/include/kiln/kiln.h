@@ -15,12 +15,14 @@
 #include <kiln/expanding_array.h>
 #include <kiln/gradcheck.h>
 #include <kiln/indexing.h>
+#include <kiln/jit.h>
 #include <kiln/nn.h>
 #include <kiln/nn/parallel/distributed.h>
 #include <kiln/ops.h>
 #include <kiln/optim.h>
 #include <kiln/options.h>
 #include <kiln/plugin.h>
+#include <kiln/profiler.h>
 #include <kiln/sampling.h>
 #include <kiln/scalar.h>
 #include <kiln/serialize.h>

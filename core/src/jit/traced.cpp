@@ -1,0 +1,281 @@
+// TracedFunction and TracedModule: the graph cache per input signature, and replay.
+#include "passes.h"
+#include "tracer.h"
+
+#include <kiln/autograd.h>
+#include <kiln/dispatch.h>
+#include <kiln/profiler.h>
+
+#include <mutex>
+#include <sstream>
+
+namespace kiln::jit {
+namespace detail {
+namespace {
+
+struct InputKey {
+  ScalarType dtype;
+  std::vector<int64_t> sizes;
+  Device device;
+  friend bool operator==(const InputKey&, const InputKey&) = default;
+};
+
+struct Signature {
+  std::vector<InputKey> inputs;
+  bool training = false;
+  uint32_t autocast = 0;
+  friend bool operator==(const Signature&, const Signature&) = default;
+};
+
+std::string describe(const Signature& s) {
+  std::ostringstream out;
+  out << "(";
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    out << (i ? ", " : "") << dtype_name(s.inputs[i].dtype) << IntArrayRef(s.inputs[i].sizes)
+        << " on " << s.inputs[i].device;
+  }
+  out << ")";
+  if (s.training) out << " in training mode";
+  if (s.autocast) out << " under autocast";
+  return out.str();
+}
+
+}  // namespace
+
+// One signature's graph and what replay needs besides it.
+struct Entry {
+  Signature signature;
+  Graph graph;
+  std::vector<std::vector<int>> release;  // per node: values dead after it
+  std::vector<char> clone_each_call;      // per value: a constant an in-place call writes
+  bool parameters_require_grad = false;
+  size_t planned_nodes = 0;  // the node count the plan above was made for
+  std::vector<Tensor> env;
+};
+
+struct TracedState {
+  std::mutex mutex;
+  TraceableFunction fn;
+  TraceOptions options;
+  std::unordered_map<const TensorImpl*, std::string> parameters;
+  std::function<bool()> training;
+  std::vector<std::unique_ptr<Entry>> entries;
+  Entry* last = nullptr;
+
+  Signature signature_of(const std::vector<Tensor>& inputs) const {
+    Signature s;
+    for (const Tensor& t : inputs) {
+      KILN_CHECK_VALUE(t.defined(), "jit: a traced function was called with an undefined input");
+      s.inputs.push_back({t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
+                          t.device()});
+    }
+    s.training = training ? training() : false;
+    s.autocast = kiln::detail::local_dispatch_state().autocast_device_types;
+    return s;
+  }
+
+  Entry& make_entry(const std::vector<Tensor>& inputs, Signature signature) {
+    auto e = std::make_unique<Entry>();
+    e->signature = std::move(signature);
+    e->graph = record(fn, inputs, parameters.empty() ? nullptr : &parameters);
+    Graph& g = e->graph;
+    if (options.optimize) {
+      eliminate_common_subexpressions(g);
+      fold_constants(g);
+      eliminate_dead_code(g);
+    }
+    plan(*e);
+    entries.push_back(std::move(e));
+    return *entries.back();
+  }
+
+  // What replay needs besides the graph: which constants to copy, whether parameters need
+  // grad, and when each value dies.
+  static void plan(Entry& entry) {
+    Entry* e = &entry;
+    Graph& g = e->graph;
+    e->parameters_require_grad = false;
+    std::vector<char> mutated = mutated_values(g);
+    e->clone_each_call.assign(g.values.size(), 0);
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      const Value& value = g.values[v];
+      e->clone_each_call[v] = value.kind == ValueKind::Constant && mutated[v];
+      if (value.kind == ValueKind::Parameter && value.tensor.requires_grad()) {
+        e->parameters_require_grad = true;
+      }
+    }
+    // Liveness: an input or intermediate is released after the last node that reads it.
+    std::vector<int> last_use(g.values.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      for (int v : g.nodes[i].inputs) {
+        if (v >= 0) last_use[static_cast<size_t>(v)] = static_cast<int>(i);
+      }
+    }
+    for (int v : g.outputs) last_use[static_cast<size_t>(v)] = -1;
+    e->release.assign(g.nodes.size(), {});
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      if (last_use[v] >= 0) e->release[static_cast<size_t>(last_use[v])].push_back(int(v));
+    }
+    e->planned_nodes = g.nodes.size();
+  }
+
+  std::vector<Tensor> replay(Entry& e, const std::vector<Tensor>& inputs) {
+    Graph& g = e.graph;
+    if (e.planned_nodes != g.nodes.size()) plan(e);  // a pass ran on mutable_graph()
+    std::vector<Tensor>& env = e.env;
+    env.assign(g.values.size(), Tensor());
+    bool grad = false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      env[static_cast<size_t>(g.inputs[i])] = inputs[i];
+      grad = grad || inputs[i].requires_grad();
+    }
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      const Value& value = g.values[v];
+      if (value.kind == ValueKind::Parameter || value.kind == ValueKind::Constant) {
+        if (!e.clone_each_call[v]) {
+          env[v] = value.tensor;
+        } else {
+          autograd::NoGradGuard no_grad;
+          env[v] = (value.initial.defined() ? value.initial : value.tensor).clone();
+        }
+      }
+    }
+    grad = (grad || e.parameters_require_grad) && autograd::GradMode::is_enabled();
+    bool dispatch = grad || profiler::is_profiling() || current_tracer() != nullptr;
+    // Autocast's decisions are in the graph already.
+    ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);
+    std::vector<Tensor> outs;
+    struct ClearSlots {
+      Node* node = nullptr;
+      ~ClearSlots() {
+        if (node == nullptr) return;
+        for (size_t k = 0; k < node->slots.size(); ++k) {
+          if (node->inputs[k] >= 0) *node->slots[k] = Tensor();
+        }
+      }
+    };
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      Node& n = g.nodes[i];
+      ClearSlots clear{&n};
+      for (size_t k = 0; k < n.slots.size(); ++k) {
+        if (n.inputs[k] >= 0) *n.slots[k] = env[static_cast<size_t>(n.inputs[k])];
+      }
+      outs.clear();
+      if (grad && !n.grad_enabled) {
+        autograd::NoGradGuard no_grad;  // the function ran this call without grad
+        n.call->run(dispatch, outs);
+      } else {
+        n.call->run(dispatch, outs);
+      }
+      if (outs.size() != n.outputs.size()) {
+        throw Error(kiln::detail::str("jit: replaying ", n.call->op().name(), " gave ", outs.size(),
+                                      " tensors where the ", "trace recorded ", n.outputs.size(),
+                                      "; the graph depends on values the trace froze: ",
+                                      "call the function eagerly"));
+      }
+      for (size_t k = 0; k < outs.size(); ++k) {
+        if (n.outputs[k] >= 0) env[static_cast<size_t>(n.outputs[k])] = std::move(outs[k]);
+      }
+      for (int v : e.release[i]) env[static_cast<size_t>(v)] = Tensor();
+    }
+    std::vector<Tensor> result;
+    result.reserve(g.outputs.size());
+    for (int v : g.outputs) result.push_back(env[static_cast<size_t>(v)]);
+    env.assign(env.size(), Tensor());
+    return result;
+  }
+
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Signature s = signature_of(inputs);
+    Entry* found = nullptr;
+    if (last != nullptr && last->signature == s) found = last;
+    for (size_t i = 0; found == nullptr && i < entries.size(); ++i) {
+      if (entries[i]->signature == s) found = entries[i].get();
+    }
+    if (found == nullptr) {
+      KILN_CHECK_VALUE(options.retrace || entries.empty(), "jit: the function was traced for ",
+                       describe(entries.empty() ? s : entries.front()->signature),
+                       " but called with ", describe(s),
+                       "; trace it for these inputs, or keep TraceOptions::retrace (the default) "
+                       "to retrace per signature");
+      found = &make_entry(inputs, std::move(s));
+    }
+    last = found;
+    return replay(*found, inputs);
+  }
+};
+
+}  // namespace detail
+
+std::vector<Tensor> TracedFunction::operator()(const std::vector<Tensor>& inputs) const {
+  KILN_CHECK(state_ != nullptr, "jit: calling an empty TracedFunction; make it with jit::trace");
+  return state_->call(inputs);
+}
+
+Tensor TracedFunction::forward(const Tensor& input) const {
+  std::vector<Tensor> out = (*this)({input});
+  KILN_CHECK_VALUE(!out.empty(), "jit: forward: the traced function returns no tensor");
+  return out[0];
+}
+
+const Graph& TracedFunction::graph() const {
+  KILN_CHECK(state_ != nullptr && state_->last != nullptr,
+             "jit: graph(): an empty TracedFunction has no graph");
+  return state_->last->graph;
+}
+
+Graph& TracedFunction::mutable_graph() {
+  KILN_CHECK(state_ != nullptr && state_->last != nullptr,
+             "jit: mutable_graph(): an empty TracedFunction has no graph");
+  return state_->last->graph;
+}
+
+size_t TracedFunction::num_traces() const { return state_ ? state_->entries.size() : 0; }
+
+namespace {
+
+std::shared_ptr<detail::TracedState> make_state(
+    TraceableFunction fn, const std::vector<Tensor>& example_inputs,
+    std::unordered_map<const TensorImpl*, std::string> parameters, std::function<bool()> training,
+    TraceOptions options) {
+  auto state = std::make_shared<detail::TracedState>();
+  state->fn = std::move(fn);
+  state->options = options;
+  state->parameters = std::move(parameters);
+  state->training = std::move(training);
+  detail::Signature s = state->signature_of(example_inputs);
+  state->last = &state->make_entry(example_inputs, std::move(s));
+  return state;
+}
+
+}  // namespace
+
+TracedFunction trace(TraceableFunction fn, std::vector<Tensor> example_inputs,
+                     TraceOptions options) {
+  KILN_CHECK_VALUE(fn != nullptr, "jit::trace: the function is empty");
+  TracedFunction traced;
+  traced.state_ = make_state(std::move(fn), example_inputs, {}, nullptr, options);
+  return traced;
+}
+
+TracedFunction trace(std::function<Tensor(const Tensor&)> fn, const Tensor& example_input,
+                     TraceOptions options) {
+  KILN_CHECK_VALUE(fn != nullptr, "jit::trace: the function is empty");
+  return trace(
+      [fn = std::move(fn)](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+        KILN_CHECK_VALUE(in.size() == 1, "jit: the traced function takes one tensor, got ",
+                         in.size());
+        return {fn(in[0])};
+      },
+      std::vector<Tensor>{example_input}, options);
+}
+
+TracedModule::TracedModule(TraceableFunction fn, std::vector<Tensor> example_inputs,
+                           std::unordered_map<const TensorImpl*, std::string> parameters,
+                           std::function<bool()> training, TraceOptions options) {
+  state_ = make_state(std::move(fn), example_inputs, std::move(parameters), std::move(training),
+                      options);
+}
+
+}  // namespace kiln::jit
