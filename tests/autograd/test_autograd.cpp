@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(unused_input_needs_allow_unused) {
   Tensor y = (x * 2).sum();
   BOOST_CHECK_EXCEPTION(ag::grad({y}, {x, unused}, {}, true), kiln::Error,
                         [](const kiln::Error& e) {
-                          return message_has(e, "Set allow_unused=true");
+                          return message_has(e, "Set allow_unused=True");
                         });
   std::vector<Tensor> g = ag::grad({y}, {x, unused}, {}, std::nullopt, false, true);
   BOOST_TEST(g[0].defined());

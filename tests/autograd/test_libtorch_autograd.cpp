@@ -25,6 +25,13 @@ struct Identity : ag::Function<Identity> {
   }
   static inline std::string seen;
 };
+// Collects the warnings of this thread while it lives.
+struct WarningCollector : kiln::WarningHandler {
+  WarningCollector() : guard(this) {}
+  void process(const kiln::Warning& w) override { text += w.msg() + "\n"; }
+  std::string text;
+  kiln::WarningUtils::WarningHandlerGuard guard;
+};
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(libtorch_autograd)
@@ -154,7 +161,7 @@ BOOST_AUTO_TEST_CASE(remove_hook_disables_one_hook) {
   y.sum().backward();
   BOOST_TEST(x.grad().equal(kiln::tensor({6.0, 6.0})));  // (1 + 1) * 3, no doubling or tripling
   BOOST_TEST(seen == 1);
-  CHECK_ERROR(kiln::IndexError, x.remove_hook(doubled), "invalid index, no hook at position 0");
+  CHECK_ERROR(kiln::IndexError, x.remove_hook(doubled), "Invalid index, no hook at position 0");
   CHECK_ERROR(kiln::IndexError, y.remove_hook(7), "no hook at position 7");
   Tensor z = x * 2;  // another output of another node: y's index is not z's hook
   CHECK_ERROR(kiln::IndexError, z.remove_hook(plus_one), "no hook at position 1");
@@ -176,6 +183,103 @@ BOOST_AUTO_TEST_CASE(undefined_grad_and_make_variable) {
   Tensor v = ag::make_variable(data, /*requires_grad=*/true);
   BOOST_TEST((v.requires_grad() && v.is_leaf() && v.is_same_storage(data)));
   BOOST_TEST(!ag::make_variable(data).requires_grad());
+}
+
+// PyTorch 1.13 moves the retained gradient to the tensor's newest version on an in-place change;
+// hooks registered before the change stay with the old version.
+BOOST_AUTO_TEST_CASE(retain_grad_follows_in_place_changes) {
+  for (int changes : {1, 2}) {
+    Tensor a = kiln::ones({2, 2}, kiln::requires_grad()).clone();
+    Tensor before, after;
+    a.register_hook([&](const Tensor& g) { before = g.clone(); });
+    a.retain_grad();
+    for (int i = 0; i < changes; ++i) a.mul_(2);
+    a.register_hook([&](const Tensor& g) { after = g.clone(); });
+    (a + 1).sum().backward();
+    // torch: a.grad is ones (the newest version's); the old version's hook saw 2^changes
+    BOOST_TEST(a.retains_grad());
+    BOOST_TEST(a.grad().equal(kiln::ones({2, 2})));
+    BOOST_TEST(after.equal(kiln::ones({2, 2})));
+    BOOST_TEST(before.equal(kiln::full({2, 2}, changes == 1 ? 2.0 : 4.0)));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(grad_needs_inputs_and_names_allow_unused_as_pytorch) {
+  Tensor x = kiln::ones({1}, kiln::requires_grad());
+  // torch: RuntimeError: grad requires non-empty inputs.
+  CHECK_ERROR(kiln::ValueError, ag::grad({x * 2}, {}, {x}), "grad requires non-empty inputs.");
+  Tensor unused = kiln::ones({1}, kiln::requires_grad());
+  CHECK_ERROR(kiln::Error, ag::grad({x * 2}, {x, unused}, {}, std::nullopt, false, false),
+              "Set allow_unused=True");
+}
+
+BOOST_AUTO_TEST_CASE(reading_grad_of_a_non_leaf_warns) {
+  Tensor x = kiln::rand({1, 3}, kiln::requires_grad());
+  Tensor h = x * 3;
+  {
+    WarningCollector warnings;
+    BOOST_TEST(!h.grad().defined());
+    BOOST_TEST(warnings.text.find("is not a leaf") != std::string::npos);
+  }
+  {
+    WarningCollector warnings;  // leaves and tensors that retain their gradient: no warning
+    BOOST_TEST(!x.grad().defined());
+    h.retain_grad();
+    BOOST_TEST(!h.grad().defined());
+    BOOST_TEST(warnings.text.empty());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(backward_with_create_graph_warns_of_the_cycle) {
+  kiln::WarningUtils::WarnAlways always;
+  Tensor x = kiln::randn({3}).set_requires_grad(true);
+  Tensor z = x * x;
+  {
+    WarningCollector warnings;
+    z.backward(kiln::ones({3}), std::nullopt, /*create_graph=*/true);
+    BOOST_TEST(warnings.text.find("Using backward() with create_graph=True") != std::string::npos);
+  }
+  {
+    WarningCollector warnings;  // grad() accumulates nothing: no cycle, no warning
+    ag::grad({z}, {x}, {kiln::ones({3})}, true, /*create_graph=*/true);
+    BOOST_TEST(warnings.text.empty());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(anomaly_mode_shows_where_the_failing_node_was_made) {
+  ag::DetectAnomalyGuard detect;
+  Tensor x = kiln::tensor({5.0}, kiln::requires_grad());
+  Tensor y = x * x;
+  Tensor z = y * y;
+  y += 1;
+  WarningCollector warnings;
+  CHECK_ERROR(kiln::Error, z.backward(), "modified by an inplace operation");
+  // torch warns "Error detected in MulBackward0. Traceback of forward call that caused the
+  // error:" followed by the stack of the call that made the node
+  BOOST_TEST(warnings.text.find("Error detected in MulBackward0. Traceback of forward call") !=
+             std::string::npos);
+  BOOST_TEST(warnings.text.find("#0 ") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_custom_function_takes_a_tensor_list) {
+  struct Combine : ag::Function<Combine> {
+    static Tensor forward(ag::AutogradContext* ctx, kiln::TensorList tensors) {
+      ctx->save_for_backward(tensors.vec());
+      return tensors[0] + tensors[1] + tensors[0] * tensors[1];
+    }
+    static ag::variable_list backward(ag::AutogradContext* ctx, ag::variable_list g) {
+      auto saved = ctx->get_saved_variables();
+      return {g[0] + g[0] * saved[1], g[0] + g[0] * saved[0]};
+    }
+  };
+  Tensor x = kiln::randn({2, 2}, kiln::requires_grad());
+  Tensor y = kiln::randn({2, 2}, kiln::requires_grad());
+  std::vector<Tensor> both = {x, y};
+  Tensor r = Combine::apply(kiln::TensorList(both));
+  BOOST_TEST(r.requires_grad());
+  r.sum().backward();
+  BOOST_TEST(x.grad().allclose(y + 1));
+  BOOST_TEST(y.grad().allclose(x + 1));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

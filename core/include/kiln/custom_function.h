@@ -96,9 +96,10 @@ struct KILN_API FunctionBase {
 
 namespace detail {
 inline void collect(variable_list& out, const Tensor& t) { out.push_back(t); }
-inline void collect(variable_list& out, const variable_list& ts) {
+inline void collect(variable_list& out, TensorList ts) {  // each tensor of a list is an input
   for (const Tensor& t : ts) out.push_back(t);
 }
+inline void collect(variable_list& out, const variable_list& ts) { collect(out, TensorList(ts)); }
 template <class T>
 void collect(variable_list& out, const T&) {
   out.emplace_back();

@@ -9,10 +9,14 @@
 #include <kiln/autograd/queue_callback.h>
 #include <kiln/error.h>
 #include <kiln/ops.h>
+#include <kiln/warning.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <deque>
+#include <execinfo.h>  // backtrace, for anomaly mode
 #include <functional>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -20,7 +24,6 @@
 namespace kiln::autograd {
 namespace {
 
-using kiln::detail::str;
 
 // Adds leaf gradients into .grad().
 class AccumulateGrad : public Node {
@@ -141,6 +144,62 @@ void check_nan(const Node& n, const std::vector<Tensor>& outputs) {
   }
 }
 
+// Anomaly mode's record of where each node was made, as PyTorch's AnomalyMetadata: a backtrace
+// taken when a node is created while anomaly mode is on, kept in a table beside the nodes, and
+// printed in the warning before an error of its backward propagates. Costs
+// nothing while anomaly mode is off: g_trace_count stays 0.
+std::mutex g_trace_mutex;
+std::unordered_map<const Node*, std::string> g_traces;
+std::atomic<size_t> g_trace_count{0};
+
+std::string current_backtrace() {
+  void* frames[64];
+  const int n = ::backtrace(frames, 64);
+  std::string out;
+  char** symbols = ::backtrace_symbols(frames, n);
+  for (int i = 1; i < n; ++i) {  // frame 0 is this function
+    out += str("  #", i - 1, " ", symbols != nullptr ? symbols[i] : "?", "\n");
+  }
+  std::free(symbols);
+  return out;
+}
+
+void remember_forward(const Node* node) {
+  std::string trace = current_backtrace();
+  std::lock_guard<std::mutex> lock(g_trace_mutex);
+  if (g_traces.insert_or_assign(node, std::move(trace)).second) g_trace_count.fetch_add(1);
+}
+
+void forget_forward(const Node* node) {
+  if (g_trace_count.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard<std::mutex> lock(g_trace_mutex);
+  if (g_traces.erase(node) > 0) g_trace_count.fetch_sub(1);
+}
+
+[[noreturn]] void rethrow_with_forward_trace(const Node& n) {
+  std::string trace;
+  {
+    std::lock_guard<std::mutex> lock(g_trace_mutex);
+    if (auto it = g_traces.find(&n); it != g_traces.end()) trace = it->second;
+  }
+  if (trace.empty()) {
+    KILN_WARN("Error detected in ", n.name(), ". No forward pass information available. Enable ",
+              "detect anomaly during forward pass for more information.");
+  } else {
+    KILN_WARN("Error detected in ", n.name(), ". Traceback of forward call that caused the ",
+              "error:\n", trace);
+  }
+  throw;
+}
+
+// A node's backward, with its result checked for NaN in anomaly mode.
+std::vector<Tensor> apply_node(GraphTask& task, Node* n, std::vector<Tensor>&& grads) {
+  std::vector<Tensor> outputs = n->apply(std::move(grads));
+  if (!task.keep_graph) n->release_variables();
+  if (AnomalyMode::is_enabled() && AnomalyMode::should_check_nan()) check_nan(*n, outputs);
+  return outputs;
+}
+
 void execute(GraphTask& task, Node* n) {
   std::vector<Tensor> grads = std::move(task.buffers[n]);
   task.buffers.erase(n);
@@ -157,9 +216,16 @@ void execute(GraphTask& task, Node* n) {
     }
   }
   if (task.capturing && task.needed.count(n) == 0) return;
-  std::vector<Tensor> outputs = n->apply(std::move(grads));
-  if (!task.keep_graph) n->release_variables();
-  if (AnomalyMode::is_enabled() && AnomalyMode::should_check_nan()) check_nan(*n, outputs);
+  std::vector<Tensor> outputs;
+  if (AnomalyMode::is_enabled()) {
+    try {
+      outputs = apply_node(task, n, std::move(grads));
+    } catch (...) {
+      rethrow_with_forward_trace(*n);
+    }
+  } else {
+    outputs = apply_node(task, n, std::move(grads));
+  }
   const std::vector<Edge>& edges = n->next_edges();
   for (size_t i = 0; i < edges.size() && i < outputs.size(); ++i) {
     if (!edges[i].is_valid() || !outputs[i].defined()) continue;
@@ -272,8 +338,9 @@ DetectAnomalyGuard::~DetectAnomalyGuard() {
 Node::Node() {
   static std::atomic<uint64_t> next{0};
   sequence_nr_ = next.fetch_add(1, std::memory_order_relaxed);
+  if (AnomalyMode::is_enabled()) remember_forward(this);
 }
-Node::~Node() = default;
+Node::~Node() { forget_forward(this); }
 
 uint32_t Node::add_output(const Tensor& output) {
   OutputMeta m;
@@ -315,6 +382,7 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& node) {
   m.grad_fn = node;
   m.output_nr = node->add_output(t);
   t.impl().requires_grad = true;
+  if (m.retains_grad) detail::hook_retained_grad(t);  // an in-place change recorded on t
 }
 
 bool any_requires_grad(std::initializer_list<const Tensor*> tensors) {
@@ -330,6 +398,15 @@ bool any_requires_grad(std::initializer_list<const Tensor*> tensors) {
 void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
               std::optional<bool> retain_graph, bool create_graph,
               const std::vector<Tensor>& inputs) {
+  if (create_graph) {
+    // as PyTorch's engine: the gradient's graph holds the leaf it is the gradient of
+    KILN_WARN_ONCE("Using backward() with create_graph=True will create a reference cycle ",
+                   "between the parameter and its gradient which can cause a memory leak. We ",
+                   "recommend using autograd::grad when creating the graph to avoid this. If you ",
+                   "have to use this function, make sure to reset the .grad fields of your ",
+                   "parameters (p.mutable_grad() = Tensor()) after use to break the cycle and ",
+                   "avoid the leak.");
+  }
   if (!inputs.empty()) {
     std::vector<Tensor> grads =
         grad(tensors, inputs, grad_tensors, retain_graph, create_graph, /*allow_unused=*/true);
@@ -351,6 +428,8 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
                          bool create_graph, bool allow_unused) {
+  KILN_CHECK_VALUE(!inputs.empty(), "grad: grad requires non-empty inputs. Pass the tensors to ",
+                   "differentiate with respect to (backward() fills .grad() of every leaf)");
   std::vector<Edge> roots;
   std::vector<Tensor> grads;
   collect_roots(outputs, grad_outputs, roots, grads);
@@ -371,7 +450,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   for (size_t i = 0; i < inputs.size(); ++i) {
     KILN_CHECK(allow_unused || task.captured[i].defined(), "grad: one of the differentiated ",
                "Tensors (input ", i, ") appears to not have been used in the graph. Set ",
-               "allow_unused=true if this is the desired behavior.");
+               "allow_unused=True if this is the desired behavior.");
   }
   return task.captured;
 }

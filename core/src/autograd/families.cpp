@@ -9,6 +9,7 @@ void rebase_history(const Tensor& self, const Tensor& out) {
   to.grad_fn = from.grad_fn;
   to.output_nr = from.output_nr;
   self.impl().requires_grad = out.requires_grad();
+  hook_retained_grad(self);
   rebase_view(self, base);
 }
 

@@ -99,6 +99,10 @@ void check_view_inplace(const Tensor& self, const char* op);
 // rebases base's history onto a CopySlices node and makes self a view of the new base, up to
 // the root of a chain of views. Does nothing when base is undefined.
 void rebase_view(const Tensor& self, const Tensor& base);
+// When t retains its gradient (Tensor::retain_grad), hooks t's current grad_fn output to fill
+// t.grad(); the hook left on an earlier grad_fn (before an in-place change) goes quiet, as in
+// PyTorch, where the retained gradient is always that of the tensor's latest version.
+void hook_retained_grad(const Tensor& t);
 // See Note [Views made without recording] (inplace_view.cpp). Called by the view operators'
 // backends: makes view (of base) inherit base's inference flag and, when grad mode is off and
 // base requires grad, records how it was made.

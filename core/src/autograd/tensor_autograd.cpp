@@ -4,12 +4,12 @@
 #include "../tensor_internal.h"
 
 #include <kiln/autograd.h>
+#include <kiln/warning.h>
 
 namespace kiln {
 
 using autograd::detail::meta;
 using autograd::detail::meta_if;
-using detail::str;
 
 namespace {
 
@@ -59,9 +59,10 @@ void detail::throw_undefined_tensor() {
               "graph backward() ran on, or zero_grad() reset its gradient to undefined)";
         break;
     }
-    message += str(". If it came from .grad(): the last .grad() read on this thread without a ",
-                   "gradient was of a ", dtype_name(m.dtype), IntArrayRef(m.sizes), " tensor, ",
-                   "and ", why);
+    message +=
+        kiln::str(". If it came from .grad(): the last .grad() read on this thread without a ",
+                  "gradient was of a ", dtype_name(m.dtype), IntArrayRef(m.sizes), " tensor, ",
+                  "and ", why);
   }
   throw Error(message);
 }
@@ -70,6 +71,13 @@ const Tensor& Tensor::grad() const {
   static const Tensor undefined;
   autograd::AutogradMeta* m = meta_if(*this);
   if (m != nullptr && m->grad.defined()) return m->grad;
+  if (m != nullptr && m->grad_fn != nullptr && !m->retains_grad) {
+    KILN_WARN("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its ",
+              ".grad attribute won't be populated during autograd::backward(). If you indeed ",
+              "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on ",
+              "the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you ",
+              "access the leaf Tensor instead.");
+  }
   note_missing_grad(*this);
   return undefined;
 }
@@ -120,14 +128,22 @@ void Tensor::retain_grad() const {
   KILN_CHECK(requires_grad(), "retain_grad: can't retain_grad on Tensor that has ",
              "requires_grad=False");
   if (is_leaf() || retains_grad()) return;
-  autograd::AutogradMeta& m = meta(*this);
-  m.retains_grad = true;
-  std::weak_ptr<TensorImpl> self = impl_ptr();
-  m.grad_fn->add_output_hook(m.output_nr, [self](const Tensor& g) {
+  meta(*this).retains_grad = true;
+  autograd::detail::hook_retained_grad(*this);
+}
+
+void autograd::detail::hook_retained_grad(const Tensor& t) {
+  AutogradMeta* m = meta_if(t);
+  if (m == nullptr || !m->retains_grad || m->grad_fn == nullptr) return;
+  std::weak_ptr<TensorImpl> self = t.impl_ptr();
+  const Node* node = m->grad_fn.get();
+  m->grad_fn->add_output_hook(m->output_nr, [self, node](const Tensor& g) {
     if (auto impl = self.lock()) {
       Tensor t(impl);
-      Tensor& grad = meta(t).grad;
-      grad = grad.defined() ? grad + g.detach() : g.detach().clone();
+      AutogradMeta& tm = meta(t);
+      if (tm.grad_fn.get() == node) {  // not a version an in-place operation replaced
+        tm.grad = tm.grad.defined() ? tm.grad + g.detach() : g.detach().clone();
+      }
     }
     return Tensor();
   });
@@ -171,7 +187,7 @@ unsigned Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const 
 
 void Tensor::remove_hook(unsigned pos) const {
   autograd::AutogradMeta& m = meta(*this);
-  const char* invalid = "remove_hook: invalid index, no hook at position ";
+  const char* invalid = "remove_hook: Invalid index, no hook at position ";
   if (m.grad_fn) {
     const auto& hooks = m.grad_fn->output_hooks();
     KILN_CHECK_INDEX(pos < hooks.size() && hooks[pos].first == m.output_nr && hooks[pos].second,
