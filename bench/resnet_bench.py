@@ -4,8 +4,13 @@ images 3x112x112, one SGD step (momentum 0.9, cross_entropy) and inference (eval
 float32 and under autocast("cpu", bfloat16). Prints one JSON object of median milliseconds with
 kiln-resnet-bench's keys.
     /usr/bin/python3 bench/resnet_bench.py [threads]
+With RESNET_BENCH_PROFILE=1 it also prints torch.profiler's per-operator table of three training
+steps in float32 and three under autocast to stderr (the breakdown to set beside kiln's, e.g.
+from perf or KILN_CPU_CONV_PROFILE=1):
+    RESNET_BENCH_PROFILE=1 /usr/bin/python3 bench/resnet_bench.py 2 >/dev/null
 """
 import json
+import os
 import sys
 import time
 
@@ -47,6 +52,14 @@ def main():
             opt.step()
 
         results["train_step" + mode] = median_seconds(step, 1) * 1e3
+        if os.environ.get("RESNET_BENCH_PROFILE") == "1":
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                for _ in range(3):
+                    step()
+            print("training step" + mode, file=sys.stderr)
+            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=30),
+                  file=sys.stderr)
         model.eval()
 
         def infer():
