@@ -153,6 +153,45 @@ void gelu_backward_kernel(const Call& call) {
   });
 }
 
+// pw::EluBackward<C> with vecmath's exp for float.
+template <class C>
+struct VecEluBackward {
+  C alpha, scale, input_scale;
+  [[gnu::always_inline]] C operator()(C g, C x) const {
+    if constexpr (std::is_same_v<C, float>) {
+      // the members read before the select, as VecElu's
+      const float s = scale, negative = alpha * scale, in = input_scale;
+      const float e = g * in * negative * vm::exp(x * in);
+      return x <= 0.0f ? e : g * s;
+    } else {
+      return pw::EluBackward<C>{alpha, scale, input_scale}(g, x);
+    }
+  }
+};
+
+// grad_x = EluBackward(grad, x; attributes alpha, scale, input_scale), both of x's dtype.
+void elu_backward_kernel(const Call& call) {
+  visit<pw::Dtypes::floating>(call.input(1).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const std::array<const kiln_tensor*, 2> in = {&call.input(0), &call.input(1)};
+    const VecEluBackward<C> f{static_cast<C>(call.attr_f64(0)), static_cast<C>(call.attr_f64(1)),
+                              static_cast<C>(call.attr_f64(2))};
+    map<T, T, T>(f, call.output(0), in, kGrainHeavy);
+  });
+}
+
+// grad_x = HardswishBackward(grad, x), both of x's dtype.
+void hardswish_backward_kernel(const Call& call) {
+  visit<pw::Dtypes::floating>(call.input(1).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const std::array<const kiln_tensor*, 2> in = {&call.input(0), &call.input(1)};
+    map<T, T, T>([](C g, C x) { return pw::HardswishBackward{}(g, x); }, call.output(0), in,
+                 kGrain);
+  });
+}
+
 // pw::Elu<C> with vecmath's expm1 for float.
 template <class C>
 struct VecElu {
@@ -192,6 +231,8 @@ void register_unary(KernelTable& table) {
   table.add("sigmoid", kernel<unary_kernel<Vectorized<pw::Sigmoid, VmSigmoid>, kGrainHeavy>>);
   table.add("gelu", kernel<gelu_kernel>);
   table.add("gelu_backward", kernel<gelu_backward_kernel>);
+  table.add("elu_backward", kernel<elu_backward_kernel>);
+  table.add("hardswish_backward", kernel<hardswish_backward_kernel>);
   table.add("leaky_relu", kernel<param_kernel<pw::LeakyRelu>>);
   table.add("hardshrink", kernel<param_kernel<pw::Hardshrink>>);
   table.add("softshrink", kernel<param_kernel<pw::Softshrink>>);
