@@ -5,6 +5,8 @@
 // (bench/resnet_bench.py). Medians of several runs, in milliseconds; the ratio column is
 // PyTorch's time over kiln's (above 1: kiln is faster).
 //   build/bin/kiln-resnet-bench           the table, then one JSON line
+//   build/bin/kiln-resnet-bench --rounds N  kiln and PyTorch alternating measure by measure, N
+//                                           times (medians, and the median of the ratios)
 //   build/bin/kiln-resnet-bench --kiln [measure]   kiln's numbers only (or only `measure`, e.g.
 //                                                  train_step_amp_ms, to profile it), as JSON
 #include "bench_common.hpp"
@@ -18,8 +20,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -67,36 +71,68 @@ Measures measure(const std::string& only) {
 
 }  // namespace
 
+// The median of v (the upper one of an even count).
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 int main(int argc, char** argv) {
   try {
     bool kiln_only = argc > 1 && std::strcmp(argv[1], "--kiln") == 0;
-    Measures k = measure(kiln_only && argc > 2 ? argv[2] : "");
     if (kiln_only) {
+      Measures k = measure(argc > 2 ? argv[2] : "");
       std::vector<bench::Result> results;
       for (const auto& [key, value] : k) results.push_back({key, value, "ms"});
       bench::print_json(results);
       return 0;
     }
+    // --rounds N: kiln and PyTorch alternate, N times per measure, so that a change in the
+    // machine's load (other processes on a shared machine) falls on both; the ratio is the
+    // median of the rounds' ratios
+    int rounds = 1;
+    if (argc > 2 && std::strcmp(argv[1], "--rounds") == 0) rounds = std::max(1, std::atoi(argv[2]));
     int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    Measures t = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/resnet_bench.py " +
-                                 std::to_string(threads) + " 2>/dev/null");
-    std::printf("ResNet-18, batch %lld, 3x%lldx%lld, %d threads, median ms\n",
+    std::map<std::string, std::vector<double>> kiln_ms, torch_ms, ratio;
+    // with several rounds, each measure runs in kiln and at once in PyTorch (a few seconds
+    // apart), so that both see much the same load
+    const std::vector<std::string> each =
+        rounds > 1 ? std::vector<std::string>{"inference_amp_ms", "inference_fp32_ms",
+                                              "train_step_amp_ms", "train_step_fp32_ms"}
+                   : std::vector<std::string>{""};
+    for (int r = 0; r < rounds; ++r) {
+      for (const std::string& only : each) {
+        Measures k = measure(only);
+        Measures t = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/resnet_bench.py " +
+                                     std::to_string(threads) + " " + only + " 2>/dev/null");
+        for (const auto& [key, value] : k) {
+          kiln_ms[key].push_back(value);
+          auto it = t.find(key);
+          if (it == t.end()) continue;
+          torch_ms[key].push_back(it->second);
+          ratio[key].push_back(it->second / value);
+        }
+      }
+    }
+    std::printf("ResNet-18, batch %lld, 3x%lldx%lld, %d threads, median ms of %d round(s)\n",
                 static_cast<long long>(kBatch), static_cast<long long>(kSize),
-                static_cast<long long>(kSize), threads);
+                static_cast<long long>(kSize), threads, rounds);
     std::printf("%-22s %10s %10s %16s\n", "measure", "kiln", "pytorch", "pytorch/kiln");
     std::vector<bench::Result> results;
-    for (const auto& [key, value] : k) {
+    for (const auto& [key, values] : kiln_ms) {
+      const double value = median(values);
       results.push_back({"kiln_" + key, value, "ms"});
-      auto it = t.find(key);
-      if (it == t.end()) {
+      if (torch_ms[key].empty()) {
         std::printf("%-22s %10.1f %10s %16s\n", key.c_str(), value, "-", "-");
         continue;
       }
-      std::printf("%-22s %10.1f %10.1f %15.2fx\n", key.c_str(), value, it->second,
-                  it->second / value);
-      results.push_back({"pytorch_" + key, it->second, "ms"});
+      const double torch = median(torch_ms[key]);
+      std::printf("%-22s %10.1f %10.1f %15.2fx\n", key.c_str(), value, torch, median(ratio[key]));
+      results.push_back({"pytorch_" + key, torch, "ms"});
+      results.push_back({"ratio_" + key, median(ratio[key]), "x"});
     }
-    if (t.empty()) std::printf("(PyTorch: /usr/bin/python3 with torchvision not available)\n");
+    if (torch_ms.empty())
+      std::printf("(PyTorch: /usr/bin/python3 with torchvision not available)\n");
     bench::print_json(results);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -95,8 +95,8 @@ memory::desc any_like(const memory::desc& d) {
 // Whether the forward pass asks for nChw16c activations (see the top of the file).
 bool prefer_blocked(Pass pass, const kiln_tensor* t[4]) {
   if (t[0]->dtype == KILN_BF16 && onednn_has_amx()) return false;
-  return pass == kForward && !plain_layouts() && t[0]->sizes[1] % 16 == 0 &&
-         t[2]->sizes[1] % 16 == 0;
+  return pass == kForward && !plain_layouts() &&
+         (t[0]->sizes[1] % 16 == 0 || t[0]->sizes[1] < 16) && t[2]->sizes[1] % 16 == 0;
 }
 
 // Creates the primitive of `pass` for the operands (in0, in1, out, bias or null); `blocked`:
@@ -110,7 +110,13 @@ void build(Plan& p, Pass pass, const kiln_tensor* t[4], const ConvGeometry& g, b
   memory::desc md[3];
   for (int k = 0; k < 3; ++k) md[k] = plain ? p.user[k] : any_like(p.user[k]);
   if (blocked) {
+    // fewer than 16 input channels (an image's): the source stays plain, which oneDNN's blocked
+    // kernels read directly
     for (int k : {0, 2}) {
+      if (k == 0 && t[0]->sizes[1] < 16) {
+        md[0] = p.user[0];
+        continue;
+      }
       md[k] = memory::desc(p.user[k].dims(), p.user[k].data_type(), memory::format_tag::aBcd16b);
     }
   }

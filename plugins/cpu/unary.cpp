@@ -5,6 +5,7 @@
 #include "vecmath.hpp"
 
 #include <array>
+#include <bit>
 #include <utility>
 
 namespace kiln::cpu {
@@ -153,6 +154,101 @@ void gelu_backward_kernel(const Call& call) {
   });
 }
 
+// pw::EluBackward<C> with vecmath's exp for float.
+template <class C>
+struct VecEluBackward {
+  C alpha, scale, input_scale;
+  [[gnu::always_inline]] C operator()(C g, C x) const {
+    if constexpr (std::is_same_v<C, float>) {
+      // the members read before the select, as VecElu's
+      const float s = scale, negative = alpha * scale, in = input_scale;
+      const float e = g * in * negative * vm::exp(x * in);
+      return x <= 0.0f ? e : g * s;
+    } else {
+      return pw::EluBackward<C>{alpha, scale, input_scale}(g, x);
+    }
+  }
+};
+
+// Whether t is dense row-major with `sizes` (size-1 dimensions any stride).
+bool dense(const kiln_tensor& t, const kiln_tensor& like) {
+  if (t.ndim != like.ndim) return false;
+  int64_t step = 1;
+  for (int32_t d = t.ndim - 1; d >= 0; --d) {
+    if (t.sizes[d] != like.sizes[d]) return false;
+    if (t.sizes[d] != 1 && t.strides[d] != step) return false;
+    step *= t.sizes[d];
+  }
+  return true;
+}
+
+// VecEluBackward<float> over dense operands with the parameters in locals: through the functor's
+// members GCC kept the two-input loop scalar (they might alias the output). The same expression,
+// so the same bits.
+[[gnu::always_inline]] inline void elu_backward_loop(const float* __restrict g,
+                                                     const float* __restrict x,
+                                                     float* __restrict out, int64_t n, float alpha,
+                                                     float scale, float in) {
+  const float negative = alpha * scale;
+#pragma GCC ivdep
+  for (int64_t i = 0; i < n; ++i) {
+    const float xv = x[i], gv = g[i];
+    const float e = gv * in * negative * vm::exp(xv * in);
+    const float p = gv * scale;
+    // a select on the bits: with AVX-512, GCC turned the ?: into a branch and left the loop scalar
+    const uint32_t take = 0u - static_cast<uint32_t>(xv <= 0.0f);
+    out[i] = std::bit_cast<float>((std::bit_cast<uint32_t>(e) & take) |
+                                  (std::bit_cast<uint32_t>(p) & ~take));
+  }
+}
+KILN_CPU_AVX512 void elu_backward_avx512(const float* g, const float* x, float* out, int64_t n,
+                                         float alpha, float scale, float in) {
+  elu_backward_loop(g, x, out, n, alpha, scale, in);
+}
+
+// grad_x = EluBackward(grad, x; attributes alpha, scale, input_scale), both of x's dtype.
+void elu_backward_kernel(const Call& call) {
+  const kiln_tensor &g = call.input(0), &x = call.input(1), &out = call.output(0);
+  if (x.dtype == KILN_F32 && g.dtype == KILN_F32 && out.dtype == KILN_F32 && dense(x, out) &&
+      dense(g, out) && dense(out, out)) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < out.ndim; ++d) n *= out.sizes[d];
+    const auto alpha = static_cast<float>(call.attr_f64(0));
+    const auto scale = static_cast<float>(call.attr_f64(1));
+    const auto in = static_cast<float>(call.attr_f64(2));
+    const auto* gp = static_cast<const float*>(g.data);
+    const auto* xp = static_cast<const float*>(x.data);
+    auto* op = static_cast<float*>(out.data);
+    parallel_for(n, kGrainHeavy, [&](int64_t b, int64_t e) {
+      if (has_avx512()) {
+        elu_backward_avx512(gp + b, xp + b, op + b, e - b, alpha, scale, in);
+      } else {
+        elu_backward_loop(gp + b, xp + b, op + b, e - b, alpha, scale, in);
+      }
+    });
+    return;
+  }
+  visit<pw::Dtypes::floating>(call.input(1).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const std::array<const kiln_tensor*, 2> in = {&call.input(0), &call.input(1)};
+    const VecEluBackward<C> f{static_cast<C>(call.attr_f64(0)), static_cast<C>(call.attr_f64(1)),
+                              static_cast<C>(call.attr_f64(2))};
+    map<T, T, T>(f, call.output(0), in, kGrainHeavy);
+  });
+}
+
+// grad_x = HardswishBackward(grad, x), both of x's dtype.
+void hardswish_backward_kernel(const Call& call) {
+  visit<pw::Dtypes::floating>(call.input(1).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const std::array<const kiln_tensor*, 2> in = {&call.input(0), &call.input(1)};
+    map<T, T, T>([](C g, C x) { return pw::HardswishBackward{}(g, x); }, call.output(0), in,
+                 kGrain);
+  });
+}
+
 // pw::Elu<C> with vecmath's expm1 for float.
 template <class C>
 struct VecElu {
@@ -192,6 +288,8 @@ void register_unary(KernelTable& table) {
   table.add("sigmoid", kernel<unary_kernel<Vectorized<pw::Sigmoid, VmSigmoid>, kGrainHeavy>>);
   table.add("gelu", kernel<gelu_kernel>);
   table.add("gelu_backward", kernel<gelu_backward_kernel>);
+  table.add("elu_backward", kernel<elu_backward_kernel>);
+  table.add("hardswish_backward", kernel<hardswish_backward_kernel>);
   table.add("leaky_relu", kernel<param_kernel<pw::LeakyRelu>>);
   table.add("hardshrink", kernel<param_kernel<pw::Hardshrink>>);
   table.add("softshrink", kernel<param_kernel<pw::Softshrink>>);

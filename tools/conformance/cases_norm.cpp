@@ -160,10 +160,54 @@ void register_composites() {
   });
 }
 
+// Evaluation mode under NoGradGuard (the optional primitive channel_affine where a device has
+// it): inputs x, weight, bias and running statistics (float32, float64 for a float64 x); out = relu?((x - mean) /
+// sqrt(var + eps) * w + b).
+Args eval_inputs(std::vector<int64_t> sizes, ScalarType d, uint64_t seed) {
+  Args a = norm_inputs(sizes, d, seed);
+  const ScalarType stats = d == kDouble ? kDouble : kFloat;
+  a.tensors.push_back(sample({sizes[1]}, stats, -1, 1, seed + 3));
+  a.tensors.push_back(sample({sizes[1]}, stats, 0.2, 3, seed + 4));
+  return a;
+}
+
+Outputs eval_forward(const Args& a, bool relu) {
+  NoGradGuard no_grad;
+  BatchNormFn call = relu ? F::batch_norm_relu : BatchNormFn(F::batch_norm);
+  return Outputs{call(a.t(0), a.t(3).to(a.t(0).device()), a.t(4).to(a.t(0).device()), a.t(1),
+                      a.t(2), /*training=*/false, 0.1, kEps)};
+}
+
+Outputs eval_reference(const Args& a, bool relu) {
+  std::vector<double> x = host(a.t(0)), w = host(a.t(1)), b = host(a.t(2)), mean = host(a.t(3)),
+                      var = host(a.t(4));
+  const int64_t channels = a.t(0).size(1);
+  const int64_t run = a.t(0).numel() / (a.t(0).size(0) * channels);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const size_t c = (i / static_cast<size_t>(run)) % static_cast<size_t>(channels);
+    x[i] = (x[i] - mean[c]) / std::sqrt(var[c] + kEps) * w[c] + b[c];
+    if (relu && x[i] < 0) x[i] = 0;
+  }
+  Tensor out = from_blob(x.data(), a.t(0).sizes(), kDouble).clone();
+  return Outputs{out};
+}
+
 }  // namespace
 
 void register_norm_cases() {
   register_composites();
+  for (bool relu : {false, true}) {
+    add_case({.name = relu ? "batch_norm_relu_eval" : "batch_norm_eval",
+              .op = "channel_affine",
+              .dtypes = kFloating,
+              .inputs =
+                  [](ScalarType d) {
+                    return eval_inputs({3, 5, 4, 3}, d, 61);
+                  },
+              .run = [relu](const Args& a) { return eval_forward(a, relu); },
+              .reference = [relu](const Args& a, ScalarType) { return eval_reference(a, relu); },
+              .tolerance_scale = 4});
+  }
   struct Shape {
     const char* suffix;
     std::vector<int64_t> sizes;

@@ -149,6 +149,36 @@ void register_max_pool() {
                                 sliding(x.size(3), 3, 2, 1, 1, true, true), Pool::Max);
                 },
             .out_dtype = values_then_long});
+  // the gradient of max_pool2d (the optional primitive max_pool2d_backward where a device has
+  // it): of sum(y * y * g) / 2 for y = max_pool2d(x), y * g added at each window's maximum of
+  // the float64 reference; its own gradient, checked by finite differences, runs
+  // max_pool2d_backward's
+  add_case(
+      {.name = "max_pool2d_backward",
+       .op = "max_pool2d_backward",
+       .gradient = true,
+       .dtypes = kFloating,
+       .inputs =
+           [](ScalarType d) {
+             return Args{sample({2, 3, 7, 6}, d, -2, 2, 93), sample({2, 3, 4, 3}, d, -1, 1, 94)};
+           },
+       .run =
+           [](const Args& a) {
+             Tensor x = a.t(0).requires_grad() ? a.t(0) : a.t(0).detach().requires_grad_(true);
+             Tensor y = F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
+             return Outputs{kiln::autograd::grad({y}, {x}, {y * a.t(1)}, std::nullopt, true)[0]};
+           },
+       .reference =
+           [](const Args& a, ScalarType) {
+             const Tensor& x = a.t(0);
+             Outputs r = pool2d(x, sliding(x.size(2), 3, 2, 1, 1, false, true),
+                                sliding(x.size(3), 3, 2, 1, 1, false, true), Pool::Max);
+             const int64_t n = x.size(0), c = x.size(1);
+             Tensor yg = (r[0] * a.t(1).to(kDouble)).reshape({n, c, -1});
+             Tensor gx = kiln::zeros({n, c, x.size(2) * x.size(3)}, kDouble);
+             return Outputs{kiln::scatter_add(gx, 2, r[1].reshape({n, c, -1}), yg).view(x.sizes())};
+           },
+       .tolerance_scale = 2});
   add_case({.name = "max_pool1d",
             .op = "max_pool1d",
             .gradient = true,

@@ -292,6 +292,41 @@ void register_unary_cases() {
                 return g * gelu_grad_ref(x, approximate);
               })});
   }
+  // elu's and hardswish's gradients without create_graph: the optional primitives elu_backward
+  // and hardswish_backward where the device has them (the composites elsewhere), against
+  // PyTorch's formulas in float64; x spans both sides of elu's 0 and hardswish's -3 and 3
+  add_case({.name = "elu_backward",
+            .op = "elu_backward",
+            .dtypes = kFloating,
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({37, 29}, d, -5, 5, 33), sample({37, 29}, d, -1, 1, 34)};
+                },
+            .run =
+                [](const Args& a) {
+                  Tensor x = a.t(0).detach().requires_grad_(true);
+                  Tensor y = elu(x, 1.3, 1.1, 0.7);
+                  return Outputs{kiln::autograd::grad({y}, {x}, {a.t(1)})[0]};
+                },
+            .reference = ref_binary([](double x, double g) {
+              return x <= 0 ? g * 0.7 * (1.3 * 1.1) * std::exp(x * 0.7) : g * 1.1;
+            })});
+  add_case({.name = "hardswish_backward",
+            .op = "hardswish_backward",
+            .dtypes = kFloating,
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({37, 29}, d, -5, 5, 35), sample({37, 29}, d, -1, 1, 36)};
+                },
+            .run =
+                [](const Args& a) {
+                  Tensor x = a.t(0).detach().requires_grad_(true);
+                  Tensor y = hardswish(x);
+                  return Outputs{kiln::autograd::grad({y}, {x}, {a.t(1)})[0]};
+                },
+            .reference = ref_binary([](double x, double g) {
+              return x < -3 ? 0.0 : (x <= 3 ? g * (x / 3 + 0.5) : g);
+            })});
   // softmax and log_softmax over the last dimension and their gradients without create_graph:
   // the optional primitives softmax_lastdim and softmax_lastdim_backward where the device has
   // them (the composite elsewhere), against the composite's formulas in float64; rows of 1, 7

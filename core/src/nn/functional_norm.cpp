@@ -98,6 +98,35 @@ int64_t check_batch_norm(const Tensor& input, const Tensor& running_mean, const 
   return count;
 }
 
+bool records_gradient(std::initializer_list<const Tensor*> ts) {
+  if (!autograd::GradMode::is_enabled()) return false;
+  for (const Tensor* t : ts) {
+    if (t->defined() && t->requires_grad()) return true;
+  }
+  return false;
+}
+
+// Batch normalization with the running statistics: out = relu?(x * a + b) with a = weight /
+// sqrt(var + eps), b = bias - mean * a, all per channel. One pass of the fused channel_affine
+// where the device has it and no gradient is recorded (a float32 input gets the composite's bits).
+Tensor batch_norm_eval(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                       const Tensor& weight, const Tensor& bias, double eps, bool relu) {
+  KILN_CHECK_VALUE(running_mean.defined() && running_var.defined(), "batch_norm: running_mean ",
+                   "and running_var must be defined in evaluation mode");
+  DimVector shape(static_cast<size_t>(input.dim()), 1);
+  shape[1] = input.size(1);
+  Tensor a = rsqrt(running_var.reshape(shape) + eps);
+  if (weight.defined()) a = a * weight.reshape(shape);
+  Tensor b = -running_mean.reshape(shape) * a;
+  if (bias.defined()) b = b + bias.reshape(shape);
+  if (kiln::detail::channel_affine_available(input) &&
+      !records_gradient({&input, &running_mean, &running_var, &weight, &bias})) {
+    return kiln::detail::channel_affine(input, a, b, relu);
+  }
+  Tensor out = input * a.to(input.dtype()) + b.to(input.dtype());
+  return relu ? kiln::relu(out) : out;
+}
+
 }  // namespace
 
 Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
@@ -108,6 +137,9 @@ Tensor batch_norm_relu(const Tensor& input, const Tensor& running_mean, const Te
     auto [out, mean, var] = kiln::detail::batch_norm_train(input, weight, bias, eps, /*relu=*/true);
     update_running(running_mean, running_var, mean, var, count, momentum);
     return out;
+  }
+  if (!training) {
+    return batch_norm_eval(input, running_mean, running_var, weight, bias, eps, /*relu=*/true);
   }
   return kiln::relu(batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
                                eps));
@@ -157,14 +189,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     Tensor out = centred * factor;
     return shift.defined() ? out + shift : out;
   }
-  KILN_CHECK_VALUE(running_mean.defined() && running_var.defined(), "batch_norm: running_mean ",
-                   "and running_var must be defined in evaluation mode");
-  // out = x * a + b with a = weight / sqrt(var + eps), b = bias - mean * a, all per channel
-  Tensor a = rsqrt(running_var.reshape(shape) + eps);
-  if (scale.defined()) a = a * scale;
-  Tensor b = -running_mean.reshape(shape) * a;
-  if (shift.defined()) b = b + shift;
-  return input * a.to(input.dtype()) + b.to(input.dtype());
+  return batch_norm_eval(input, running_mean, running_var, weight, bias, eps, /*relu=*/false);
 }
 
 }  // namespace kiln::nn::functional

@@ -4,6 +4,7 @@
 // kiln/sdk/pointwise_activation.hpp); the kernel gets them as the attributes 0, 1, ... in order.
 // hardtanh (and relu6) is a composite over clamp's kernel with PyTorch's own gradient, which is 0
 // at the bounds. One entry per operator (See Note [One entry per operator]).
+#include "activation_backward.h"
 #include "elementwise.h"
 #include "operator_entry.h"
 
@@ -83,12 +84,15 @@ Tensor params_autograd(const Operator<Tensor(const Tensor&, const P&...)>& op, c
   return out;
 }
 
-// As PyTorch's elu_backward on self: grad * scale for x > 0, grad * input_scale * alpha * scale *
-// exp(x * input_scale) otherwise.
+// As PyTorch's elu_backward on self: grad * input_scale * alpha * scale * exp(x * input_scale)
+// for x <= 0, grad * scale otherwise (a NaN x too); one pass where the device has the fused
+// primitive (Note [Fused activation gradients]).
 Tensor elu_backward(T g, T x, const std::array<double, 3>& p) {
   const double alpha = p[0], scale = p[1], input_scale = p[2];
+  Tensor fused = fused_elu_backward(g, x, alpha, scale, input_scale);
+  if (fused.defined()) return fused;
   Tensor negative = exp(x * input_scale) * (input_scale * alpha * scale);
-  return where(gt(x, 0), g * scale, g * negative);
+  return where(le(x, 0), g * negative, g * scale);
 }
 // As PyTorch's threshold_backward: 0 where x <= threshold.
 Tensor threshold_backward(T g, T x, const std::array<double, 3>& p) {

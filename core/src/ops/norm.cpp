@@ -155,7 +155,28 @@ std::tuple<Tensor, Tensor, Tensor> train_autograd(const TrainOp& op, const Tenso
   return {out, mean, var};
 }
 
+using AffineOp = Operator<Tensor(const Tensor&, const Tensor&, const Tensor&, bool)>;
+
+Tensor affine_backend(const AffineOp& op, const Tensor& input, const Tensor& scale,
+                      const Tensor& shift, bool relu) {
+  check_input(op.name(), input);
+  check_channel_vector(op.name(), "scale", scale, input);
+  check_channel_vector(op.name(), "shift", shift, input);
+  common_device(op.name(), {&input, &scale, &shift});
+  const Tensor x = input.contiguous(), a = scale.contiguous(), b = shift.contiguous();
+  Tensor out = empty_tensor(x.sizes(), x.dtype(), x.device());
+  if (x.numel() == 0) return out;
+  run_kernel(op, {&x, &a, &b}, {&out}, Attrs().i64("relu", relu ? 1 : 0));
+  return out;
+}
+
+AffineOp channel_affine_op("channel_affine",
+                           "channel_affine(Tensor input, Tensor scale, Tensor shift, bool relu) "
+                           "-> Tensor",
+                           affine_backend);
+
 const bool batch_norm_autograd_registered = [] {
+  channel_affine_op.set_optional();
   batch_norm_train_op.set_optional();
   batch_norm_backward_op.set_optional();
   batch_norm_train_op.set_kernel(DispatchKey::Autograd, train_autograd);
@@ -179,6 +200,16 @@ bool fused_batch_norm_available(const Tensor& input, const Tensor& weight, const
     }
   }
   return true;
+}
+
+bool channel_affine_available(const Tensor& input) {
+  return input.dim() >= 2 && input.is_floating_point() &&
+         channel_affine_op.has_plugin_kernel(input.device().type());
+}
+
+Tensor channel_affine(const Tensor& input, const Tensor& scale, const Tensor& shift, bool relu) {
+  const ScalarType acc = stats_dtype(input.dtype());
+  return channel_affine_op(input, scale.reshape({-1}).to(acc), shift.reshape({-1}).to(acc), relu);
 }
 
 std::tuple<Tensor, Tensor, Tensor> batch_norm_train(const Tensor& input, const Tensor& weight,

@@ -21,4 +21,13 @@ bool fused_batch_norm_available(const Tensor& input, const Tensor& weight, const
 std::tuple<Tensor, Tensor, Tensor> batch_norm_train(const Tensor& input, const Tensor& weight,
                                                     const Tensor& bias, double eps, bool relu);
 
+// Whether channel_affine can run for this input: the device has a kernel for it, and the input
+// is floating [N, C, ...].
+bool channel_affine_available(const Tensor& input);
+
+// relu?(input * scale + shift) with scale and shift [C] per channel (dimension 1), in one pass:
+// batch normalization with running statistics. No gradient: the caller uses it only where none
+// is recorded (evaluation under NoGradGuard, or inputs that need none).
+Tensor channel_affine(const Tensor& input, const Tensor& scale, const Tensor& shift, bool relu);
+
 }  // namespace kiln::detail

@@ -1,6 +1,7 @@
 // Pooling over 1, 2 or 3 spatial dimensions: max, average, adaptive max and average, LP, and max
 // unpooling. All are composites (See Note [Pooling as a gather of windows]); average pooling in
-// 2-D also has optional primitives (See Note [Pooling primitives]).
+// 2-D also has optional primitives (See Note [Pooling primitives]), and so has max pooling in
+// 2-D (Note [Max pooling primitives] in max_pool.cpp).
 //
 // Note [Pooling as a gather of windows]: from the geometry alone, the host lists the flat input
 // position of every tap of every window ([outputs, taps], int64). A tap in the padding, or past
@@ -416,7 +417,12 @@ std::tuple<Tensor, Tensor> max_pool_nd(const char* op, const Tensor& input, int6
                                        const Sweep& sweep) {
   ExcludeDispatchKeyGuard no_autocast(DispatchKey::Autocast);  // See Note [Pooling dtype]
   Tensor x = batched(op, input, dims);
-  WindowMap m = window_map(op, sweep_axes(op, x, sweep, false));
+  std::vector<Axis> axes = sweep_axes(op, x, sweep, false);
+  if (dims == 2) {
+    auto [values, indices] = max_pool2d_primitive(x, sweep, {axes[0].out, axes[1].out});
+    if (values.defined()) return {unbatch(values, input, dims), unbatch(indices, input, dims)};
+  }
+  WindowMap m = window_map(op, axes);
   if (tiles(x, sweep)) m.tile = sweep.kernel;
   return max_of_windows(input, x, m, dims);
 }

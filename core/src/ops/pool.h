@@ -32,6 +32,11 @@ std::tuple<Tensor, Tensor> adaptive_max_pool_nd(
     const std::vector<std::optional<int64_t>>& output_size);
 Tensor adaptive_avg_pool_nd(const char* op, const Tensor& input, int64_t dims,
                             const std::vector<std::optional<int64_t>>& output_size);
+// See Note [Max pooling primitives] (ops/max_pool.cpp): the (values, indices) of max pooling
+// x [N, C, H, W] to output planes [oH, oW] on the device's fused kernels, or undefined tensors
+// where the device has none (the composite runs).
+std::tuple<Tensor, Tensor> max_pool2d_primitive(const Tensor& x, const Sweep& sweep,
+                                                IntArrayRef out_plane);
 // input scattered to `indices` of zero planes; output_size: dims or dims + 2 values, or empty.
 Tensor max_unpool_nd(const char* op, const Tensor& input, const Tensor& indices, int64_t dims,
                      const Sweep& sweep, IntArrayRef output_size);

@@ -1,5 +1,6 @@
 // Unary elementwise operators: a dtype rule per family, one entry per operator (See Note [One
 // entry per operator]).
+#include "activation_backward.h"
 #include "elementwise.h"
 #include "operator_entry.h"
 
@@ -207,6 +208,9 @@ KILN_UNARY(mish, kFloatingOnly, kNoCast, {"MishBackward0", true, false, [](T g, 
                                           }});
 // As PyTorch's hardswish_backward and hardsigmoid_backward.
 KILN_UNARY(hardswish, kFloatingOnly, kNoCast, {"HardswishBackward0", true, false, [](T g, T x, T) {
+                                                 Tensor fused =
+                                                     detail::fused_hardswish_backward(g, x);
+                                                 if (fused.defined()) return fused;
                                                  Tensor inner = where(le(x, 3), x / 3 + 0.5, 1.0);
                                                  return g * where(lt(x, -3), 0.0, inner);
                                                }});

@@ -180,6 +180,19 @@ struct Elu {
   }
 };
 
+// elu_backward(g, x; alpha, scale, input_scale): g * input_scale * alpha * scale *
+// exp(x * input_scale) for x <= 0, g * scale otherwise (a NaN x too), as PyTorch's
+// elu_backward on the input.
+template <class C>
+struct EluBackward {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  C alpha, scale, input_scale;
+  KILN_HOST_DEVICE C operator()(C g, C x) const {
+    using std::exp;
+    return x <= C(0) ? g * input_scale * (alpha * scale) * exp(x * input_scale) : g * scale;
+  }
+};
+
 // threshold(x; threshold, value): value where x <= threshold, x otherwise (NaN stays NaN).
 template <class C>
 struct Threshold {
@@ -204,6 +217,16 @@ struct Hardswish {
   template <class C>
   KILN_HOST_DEVICE C operator()(C x) const {
     return x * relu6_of_shifted(x) / C(6);
+  }
+};
+
+// hardswish_backward(g, x): 0 for x < -3, g * (x / 3 + 1/2) for x <= 3, g otherwise (a NaN x
+// too), as PyTorch's hardswish_backward.
+struct HardswishBackward {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  template <class C>
+  KILN_HOST_DEVICE C operator()(C g, C x) const {
+    return x < C(-3) ? C(0) : (x <= C(3) ? g * (x / C(3) + C(0.5)) : g);
   }
 };
 
