@@ -161,8 +161,8 @@ void register_composites() {
 }
 
 // Evaluation mode under NoGradGuard (the optional primitive channel_affine where a device has
-// it): inputs x, weight, bias and running statistics (float32, float64 for a float64 x); out = relu?((x - mean) /
-// sqrt(var + eps) * w + b).
+// it): inputs x, weight, bias and running statistics (float32, float64 for a float64 x); out =
+// relu?((x - mean) / sqrt(var + eps) * w + b).
 Args eval_inputs(std::vector<int64_t> sizes, ScalarType d, uint64_t seed) {
   Args a = norm_inputs(sizes, d, seed);
   const ScalarType stats = d == kDouble ? kDouble : kFloat;

@@ -24,7 +24,6 @@
 namespace kiln::autograd {
 namespace {
 
-
 // Adds leaf gradients into .grad().
 class AccumulateGrad : public Node {
  public:
