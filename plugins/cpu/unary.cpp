@@ -190,7 +190,11 @@ bool dense(const kiln_tensor& t, const kiln_tensor& like) {
                                                      float* __restrict out, int64_t n, float alpha,
                                                      float scale, float in) {
   const float negative = alpha * scale;
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#else
 #pragma GCC ivdep
+#endif
   for (int64_t i = 0; i < n; ++i) {
     const float xv = x[i], gv = g[i];
     const float e = gv * in * negative * vm::exp(xv * in);
