@@ -59,6 +59,7 @@ std::map<std::string, GoldenCase> load() {
   load_file("rnn_cases.txt", cases);
   load_file("attention_cases.txt", cases);
   load_file("func_cases.txt", cases);
+  load_file("alsm_cases.txt", cases);
   return cases;
 }
 

@@ -7,6 +7,7 @@
 #include <kiln/nn/init.h>
 #include <kiln/nn/module.h>
 #include <kiln/nn/modules/activation.h>
+#include <kiln/nn/modules/adaptive.h>
 #include <kiln/nn/modules/any.h>
 #include <kiln/nn/modules/collections.h>
 #include <kiln/nn/modules/container.h>

@@ -394,6 +394,9 @@ KILN_API Tensor& nan_to_num_(Tensor& x, std::optional<double> nan = 0.0,
 KILN_API Tensor sgn(const Tensor& x);
 KILN_API Tensor deg2rad(const Tensor& x);
 KILN_API Tensor rad2deg(const Tensor& x);
+// x.deg2rad_() and x.rad2deg_(), as at::deg2rad_ and at::rad2deg_.
+KILN_API Tensor& deg2rad_(Tensor& x);
+KILN_API Tensor& rad2deg_(Tensor& x);
 // clamp with tensor bounds (broadcast, promoted; an undefined bound is absent; NaN propagates).
 // Plain tensors rather than libtorch's optionals, so that clamp(x, std::nullopt, std::nullopt)
 // stays the Scalar form.

@@ -344,6 +344,11 @@ class KILN_API Tensor {
   Tensor sgn() const;
   Tensor deg2rad() const;
   Tensor rad2deg() const;
+  // In place, as PyTorch's: sgn_ keeps the dtype (bool and integers too); deg2rad_ and rad2deg_
+  // need a floating self (PyTorch's "result type Float can't be cast" otherwise).
+  const Tensor& sgn_() const;
+  const Tensor& deg2rad_() const;
+  const Tensor& rad2deg_() const;
   Tensor prelu(const Tensor& weight) const;
   Tensor hardshrink(double lambd = 0.5) const;
   Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = {}) const;
