@@ -3,24 +3,12 @@
 and forward+backward of elu, hardswish, atan2, lerp (tensor weight) and addcmul. Prints one JSON
 object of median milliseconds."""
 import json
-import time
 
 import torch
 import torch.nn.functional as F
+from timing import median_ms
 
 torch.set_num_threads(2)
-
-
-def median_ms(f, inner, runs):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return sorted(samples)[runs // 2] * 1e3
 
 
 OPS = {

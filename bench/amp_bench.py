@@ -11,24 +11,11 @@ Run with Debian's python3 (/usr/bin/python3) and python3-torch, on the threads k
 """
 import json
 import sys
-import time
 
 import torch
+from timing import median_seconds
 
 torch.set_num_threads(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
-
-
-def median_seconds(f, inner, runs=7):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    samples.sort()
-    return samples[len(samples) // 2]
 
 
 class Scaler:
@@ -104,8 +91,8 @@ def mlp(results):
         loss.backward()
         opt.step()
 
-    results["mlp_amp_steps_per_s"] = 1.0 / median_seconds(amp_step, 50)
-    results["mlp_fp32_steps_per_s"] = 1.0 / median_seconds(fp32_step, 50)
+    results["mlp_amp_steps_per_s"] = 1.0 / median_seconds(amp_step, 50, 7)
+    results["mlp_fp32_steps_per_s"] = 1.0 / median_seconds(fp32_step, 50, 7)
 
 
 def checkerboard(results):

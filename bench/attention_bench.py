@@ -11,23 +11,13 @@ import json
 import math
 import subprocess
 import sys
-import time
 
 import torch
+from timing import median_ms
 
 torch.set_num_threads(2)
 B, H, D = 4, 8, 64
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
-
-
-def median_ms(f, runs):
-    f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        f()
-        samples.append(time.perf_counter() - start)
-    return sorted(samples)[runs // 2] * 1e3
 
 
 def make(kind, dtype, length, backward):
@@ -100,7 +90,7 @@ def main():
                 for kind in ("torch", "mha"):
                     name = "%s_%s_L%d_%s" % (kind, dname, length, passes)
                     run = make(kind, dtype, length, passes == "fwdbwd")
-                    results[name + "_ms"] = median_ms(run, 3 if length >= 1024 else 7)
+                    results[name + "_ms"] = median_ms(run, 1, 3 if length >= 1024 else 7)
                     out = subprocess.run([sys.executable, __file__, "--memory", kind, dname,
                                           str(length), passes], capture_output=True, text=True)
                     results[name + "_mb"] = float(out.stdout.strip() or 0)

@@ -4,25 +4,13 @@ and forward+backward (gradients of input, weight and bias) in float32 and bfloat
 Prints one JSON object of GFLOP/s (forward FLOPs = 2*N*O*C*kH*kW*oH*oW; forward+backward counts
 three times that)."""
 import json
-import time
 
 import torch
+from timing import median_seconds
 
 torch.set_num_threads(2)
 N, C, O, H, W, K = 8, 64, 64, 56, 56, 3
 FLOPS = 2.0 * N * O * C * K * K * H * W
-
-
-def median_seconds(f, inner, runs=7):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return sorted(samples)[runs // 2]
 
 
 def measure(dtype, name, out):
@@ -40,8 +28,8 @@ def measure(dtype, name, out):
         y = torch.nn.functional.conv2d(x, w, b, 1, 1)
         torch.autograd.grad(y, (x, w, b), gy)
 
-    out[f"conv_fwd_{name}_gflops"] = FLOPS / median_seconds(forward, 3) / 1e9
-    out[f"conv_fwdbwd_{name}_gflops"] = 3 * FLOPS / median_seconds(forward_backward, 2) / 1e9
+    out[f"conv_fwd_{name}_gflops"] = FLOPS / median_seconds(forward, 3, 7) / 1e9
+    out[f"conv_fwdbwd_{name}_gflops"] = 3 * FLOPS / median_seconds(forward_backward, 2, 7) / 1e9
 
 
 results = {}

@@ -3,22 +3,9 @@ timed per training step (data, forward, backward, zero_grad, step) and per optim
 Prints one JSON line of microseconds. Run by kiln-curve-fit-bench with Debian's python3-torch; two
 threads, as kiln's CPU plugin has on the two-core build machine."""
 import json
-import statistics
-import time
 
 import torch
-
-
-def median_seconds(f, inner, runs=15):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+from timing import median_seconds
 
 
 def main():
@@ -44,8 +31,8 @@ def main():
         opt.step()
 
     print(json.dumps({
-        "train_step_us": median_seconds(train_step, 200) * 1e6,
-        "adam_step_us": median_seconds(adam_step, 500) * 1e6,
+        "train_step_us": median_seconds(train_step, 200, 15) * 1e6,
+        "adam_step_us": median_seconds(adam_step, 500, 15) * 1e6,
         "torch_version": float(".".join(torch.__version__.split(".")[:2])),
     }))
 

@@ -8,23 +8,11 @@ numbers as one JSON object with kiln-dist-bench's keys.
 import json
 import os
 import sys
-import time
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-
-
-def median_seconds(f, inner, runs):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return sorted(samples)[runs // 2]
+from timing import median_seconds
 
 
 def rank_main(rank, port, queue):

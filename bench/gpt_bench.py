@@ -12,23 +12,13 @@ steps to stderr (the per-operator breakdown to set beside kiln's, e.g. from perf
 import json
 import os
 import sys
-import time
 
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "golden"))
 import make_gpt_weights  # noqa: E402  (nanoGPT's model)
-
-
-def median_seconds(f, runs):
-    f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        f()
-        samples.append(time.perf_counter() - start)
-    return sorted(samples)[runs // 2]
+from timing import median_seconds  # noqa: E402
 
 
 def main():
@@ -52,7 +42,7 @@ def main():
             opt.step()
 
         results["train_step_amp_ms" if mixed else "train_step_fp32_ms"] = \
-            median_seconds(step, runs) * 1e3
+            median_seconds(step, 1, runs) * 1e3
         if mixed and os.environ.get("GPT_BENCH_PROFILE") == "1":
             from torch.profiler import ProfilerActivity, profile
             with profile(activities=[ProfilerActivity.CPU]) as prof:

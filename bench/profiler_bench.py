@@ -3,22 +3,9 @@ profiler, under torch.profiler.profile (record_shapes and profile_memory, then n
 chain of 8 pointwise operators on 16 floats, eager and torch.jit.trace'd, per operator. Prints
 one JSON line. Run by kiln-profiler-bench with Debian's python3-torch; two threads."""
 import json
-import statistics
-import time
 
 import torch
-
-
-def median_seconds(f, inner, runs=15):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+from timing import median_seconds
 
 
 def chain(x):
@@ -39,18 +26,18 @@ def main():
     def add():
         a + b
 
-    out = {"add_off_ns": median_seconds(add, 20000) * 1e9}
+    out = {"add_off_ns": median_seconds(add, 20000, 15) * 1e9}
     acts = [torch.profiler.ProfilerActivity.CPU]
     with torch.profiler.profile(activities=acts, record_shapes=True, profile_memory=True):
         out["add_profiled_ns"] = median_seconds(add, 20000, 5) * 1e9
     with torch.profiler.profile(activities=acts):
         out["add_profiled_bare_ns"] = median_seconds(add, 20000, 5) * 1e9
-    out["add_after_ns"] = median_seconds(add, 20000) * 1e9
+    out["add_after_ns"] = median_seconds(add, 20000, 15) * 1e9
     x = torch.rand(16)
     traced = torch.jit.trace(chain, x)
     with torch.no_grad():
-        out["chain8_eager_ns_per_op"] = median_seconds(lambda: chain(x), 5000) * 1e9 / 8
-        out["chain8_traced_ns_per_op"] = median_seconds(lambda: traced(x), 5000) * 1e9 / 8
+        out["chain8_eager_ns_per_op"] = median_seconds(lambda: chain(x), 5000, 15) * 1e9 / 8
+        out["chain8_traced_ns_per_op"] = median_seconds(lambda: traced(x), 5000, 15) * 1e9 / 8
     print(json.dumps(out))
 
 

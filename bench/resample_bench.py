@@ -3,24 +3,12 @@
 and forward+backward of reflect padding by 1, nearest and bilinear upsampling by 2, and 3x3
 stride-2 max and average pooling. Prints one JSON object of median milliseconds."""
 import json
-import time
 
 import torch
 import torch.nn.functional as F
+from timing import median_ms
 
 torch.set_num_threads(2)
-
-
-def median_ms(f, inner=3, runs=7):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return sorted(samples)[runs // 2] * 1e3
 
 
 OPS = {
@@ -45,6 +33,6 @@ for name, op in OPS.items():
     def forward_backward():
         torch.autograd.grad(op(x), (x,), gy)
 
-    results[name + "_fwd_ms"] = median_ms(forward)
-    results[name + "_fwdbwd_ms"] = median_ms(forward_backward)
+    results[name + "_fwd_ms"] = median_ms(forward, 3, 7)
+    results[name + "_fwdbwd_ms"] = median_ms(forward_backward, 3, 7)
 print(json.dumps(results))

@@ -13,25 +13,13 @@ from perf or KILN_CPU_CONV_PROFILE=1):
 import json
 import os
 import sys
-import time
 
 import torch
 import torchvision
+from timing import median_seconds
 
 torch.set_num_threads(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
 BATCH, SIZE = 32, 112
-
-
-def median_seconds(f, inner, runs=5):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return sorted(samples)[runs // 2]
 
 
 def main():
@@ -54,7 +42,7 @@ def main():
             opt.step()
 
         if not only or only == "train_step" + mode:
-            results["train_step" + mode] = median_seconds(step, 1) * 1e3
+            results["train_step" + mode] = median_seconds(step, 1, 5) * 1e3
         if (not only or only == "train_step" + mode) and \
                 os.environ.get("RESNET_BENCH_PROFILE") == "1":
             from torch.profiler import ProfilerActivity, profile
@@ -71,7 +59,7 @@ def main():
                 model(x)
 
         if not only or only == "inference" + mode:
-            results["inference" + mode] = median_seconds(infer, 2) * 1e3
+            results["inference" + mode] = median_seconds(infer, 2, 5) * 1e3
     print(json.dumps(results))
 
 

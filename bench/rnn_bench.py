@@ -7,24 +7,12 @@ kiln-rnn-bench's keys.
 """
 import json
 import sys
-import time
 
 import torch
+from timing import median_seconds
 
 torch.set_num_threads(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
 SEQ, BATCH, HIDDEN, LAYERS = 64, 32, 512, 2
-
-
-def median_seconds(f, inner, runs=5):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return sorted(samples)[runs // 2]
 
 
 def main():
@@ -45,9 +33,9 @@ def main():
         with torch.no_grad():
             model(x)
 
-    results = {"train_step_ms": median_seconds(step, 1) * 1e3}
+    results = {"train_step_ms": median_seconds(step, 1, 5) * 1e3}
     model.eval()
-    results["inference_ms"] = median_seconds(infer, 2) * 1e3
+    results["inference_ms"] = median_seconds(infer, 2, 5) * 1e3
     print(json.dumps(results))
 
 

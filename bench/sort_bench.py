@@ -3,23 +3,11 @@
 dim (and descending, along dim 0, int64), argsort, topk k=5 and k=500 of [64, 50000], cumsum, and
 einsum's batched matmul and bilinear forms. Prints one JSON object of median milliseconds."""
 import json
-import time
 
 import torch
+from timing import median_ms
 
 torch.set_num_threads(2)
-
-
-def median_ms(f, inner=3, runs=9):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return sorted(samples)[runs // 2] * 1e3
 
 
 torch.manual_seed(0)
@@ -43,5 +31,5 @@ OPS = {
 results = {}
 with torch.no_grad():
     for name, op in OPS.items():
-        results[name + "_ms"] = median_ms(op)
+        results[name + "_ms"] = median_ms(op, 3, 9)
 print(json.dumps(results))

@@ -4,22 +4,9 @@ Run with Debian's python3 (/usr/bin/python3) and python3-torch. Debian's torch t
 from libblas.so.3: with libopenblas0-pthread installed it is OpenBLAS (printed as "blas")."""
 import json
 import os
-import statistics
-import time
 
 import torch
-
-
-def median_seconds(f, inner, runs=15):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+from timing import median_seconds
 
 
 def blas_name():
@@ -31,7 +18,7 @@ def main():
     torch.set_num_threads(2)
     out = {}
     a1, b1 = torch.rand(1), torch.rand(1)
-    out["add_1elem_ns"] = median_seconds(lambda: a1 + b1, 20000) * 1e9
+    out["add_1elem_ns"] = median_seconds(lambda: a1 + b1, 20000, 15) * 1e9
     for n in (256, 512, 1024, 2048):
         a, b = torch.rand(n, n) + 0.5, torch.rand(n, n) + 0.5
         inner = 2 if n >= 2048 else (5 if n >= 1024 else 20)
