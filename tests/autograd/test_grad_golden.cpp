@@ -322,6 +322,28 @@ const std::map<std::string, Op>& ops() {
          b.index_put_({Slice(), index_rows(x[0].size(1), 2)}, x[1]);
          return b * x[0];
        }},
+      // in place when the formula allows (Note [In-place without a copy]), on a copy otherwise
+      {"inplace_residual_relu",
+       [](const Inputs& x) {
+         Tensor y = x[0] * 2;
+         y.add_(x[1]);
+         y.relu_();
+         return y * 3;
+       }},
+      {"inplace_sub_alpha_sigmoid",
+       [](const Inputs& x) {
+         Tensor y = x[0] * 1;
+         y.sub_(x[1], 0.5);
+         y.sigmoid_();
+         return y * x[1];
+       }},
+      {"inplace_div_tanh",
+       [](const Inputs& x) {
+         Tensor y = x[0] * 1;
+         y.div_(x[1] + 2);
+         y.tanh_();
+         return y * y;
+       }},
   };
   return table;
 }

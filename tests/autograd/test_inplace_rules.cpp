@@ -6,12 +6,15 @@
 #include <kiln/custom_function.h>
 #include <kiln/dispatch.h>
 #include <kiln/kiln.h>
+#include <kiln/profiler.h>
 
 #include "check_error.h"
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 using kiln::Tensor;
 
@@ -230,6 +233,50 @@ BOOST_AUTO_TEST_CASE(inference_tensors_outside_inference_mode) {
   CHECK_ERROR(kiln::Error, view_made_inside.add_(1),
               "A view was created in inference mode "
               "and is being modified inplace in normal mode");
+}
+
+// Note [In-place without a copy]: relu_ and add_ on a non-leaf run in place (no clone of self,
+// no copy back); their gradients are the golden inplace_* cases of test_grad_golden.cpp.
+BOOST_AUTO_TEST_CASE(inplace_arithmetic_runs_in_place_under_grad) {
+  Tensor x = kiln::randn({4, 5}).requires_grad_();
+  Tensor s = kiln::randn({5});
+  Tensor y = x * 2;
+  const void* data = y.data_ptr();
+  std::vector<std::string> calls;
+  {
+    kiln::profiler::Profile profile;
+    y.add_(s);
+    y.relu_();
+    kiln::profiler::KeyAverages averages = profile.key_averages();
+    for (const auto& row : averages.rows()) calls.push_back(row.key);
+  }
+  // the in-place calls themselves (add_ broadcasts s with expand), no copy of y and no
+  // out-of-place add or relu
+  for (const char* name : {"copy_", "clone", "add", "relu"}) {
+    BOOST_TEST(std::count(calls.begin(), calls.end(), name) == 0, name << " was called");
+  }
+  BOOST_TEST(std::count(calls.begin(), calls.end(), "relu_") == 1);
+  BOOST_TEST(y.data_ptr() == data);
+  BOOST_TEST(y.grad_fn()->name() == "ReluBackward0");
+  y.sum().backward();
+  Tensor expected = ((x.detach() * 2 + s) > 0).to(kiln::kFloat) * 2;
+  BOOST_TEST(kiln::equal(x.grad(), expected));
+}
+
+// The version rules hold on that path as PyTorch's: relu_ saves its result (self), so changing
+// it again breaks the first node; sin saved its input, which relu_ then changes.
+BOOST_AUTO_TEST_CASE(inplace_without_a_copy_keeps_the_version_rules) {
+  Tensor x = kiln::randn({3}).requires_grad_();
+  Tensor y = x * 1;
+  y.relu_();
+  y.add_(1);
+  CHECK_ERROR(kiln::Error, y.sum().backward(), "modified by an inplace operation");
+  Tensor z = x * 1;
+  Tensor w = z.sin();
+  z.relu_();
+  CHECK_ERROR(kiln::Error, w.sum().backward(), "is at version 1; expected version 0");
+  Tensor leaf = kiln::randn({3}).requires_grad_();
+  CHECK_ERROR(kiln::Error, leaf.relu_(), "a leaf Variable that requires grad");
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_gradient_says_why) {

@@ -118,6 +118,27 @@ def inplace_masked_fill(x):
     return b * x[1]
 
 
+def inplace_residual_relu(x):
+    y = x[0] * 2
+    y.add_(x[1])
+    y.relu_()
+    return y * 3
+
+
+def inplace_sub_alpha_sigmoid(x):
+    y = x[0] * 1
+    y.sub_(x[1], alpha=0.5)
+    y.sigmoid_()
+    return y * x[1]
+
+
+def inplace_div_tanh(x):
+    y = x[0] * 1
+    y.div_(x[1] + 2)
+    y.tanh_()
+    return y * y
+
+
 def batch_gather_vec(tensor, indices):
     """The vectorized batch gather of "Effective PyTorch" (without .cuda()); C++ ports it as
     written."""
@@ -343,6 +364,12 @@ OPS = {
     "index_put_mask_scalar": (index_put_mask_scalar, [[(3, 4)]], False),
     "index_put_slice_tensor": (index_put_slice_tensor, [[(3, 4), (3, 2)], [(3, 4), (2,)]],
                                False),
+    # in-place arithmetic on non-leaves: run in place when the formula allows (add_, sub_,
+    # relu_, sigmoid_, tanh_), on a copy otherwise (div_)
+    "inplace_residual_relu": (inplace_residual_relu, [[(3, 4), (3, 4)], [(2, 3, 4), (4,)]],
+                              False),
+    "inplace_sub_alpha_sigmoid": (inplace_sub_alpha_sigmoid, [[(3, 4), (4,)]], False),
+    "inplace_div_tanh": (inplace_div_tanh, [[(3, 4), (3, 1)]], False),
 }
 
 

@@ -13,13 +13,10 @@ void rebase_history(const Tensor& self, const Tensor& out) {
   rebase_view(self, base);
 }
 
-Tensor family_autograd(const UnaryOp& op, const Tensor& x) {
-  Tensor out;
-  {
-    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
-    out = op(x);
-  }
-  const UnaryBackward* b = op.backward_formula();
+namespace {
+
+// Records op(x) = out with the unary formula b; out may be x itself (in place).
+void record_unary(const UnaryBackward* b, const Tensor& x, const Tensor& out) {
   auto node = record(b->name, {&x}, {&out}, [b](FunctionNode& n, const std::vector<Tensor>& g) {
     Tensor self = b->save_self ? n.saved(0) : Tensor();
     Tensor result = b->save_result ? n.saved(1) : Tensor();
@@ -29,6 +26,17 @@ Tensor family_autograd(const UnaryOp& op, const Tensor& x) {
     node->save(b->save_self ? x : Tensor());
     node->save(b->save_result ? out : Tensor(), /*is_output=*/true);
   }
+}
+
+}  // namespace
+
+Tensor family_autograd(const UnaryOp& op, const Tensor& x) {
+  Tensor out;
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    out = op(x);
+  }
+  record_unary(op.backward_formula(), x, out);
   return out;
 }
 
@@ -58,6 +66,18 @@ std::shared_ptr<FunctionNode> record_binary(const BinaryBackward* b, const Tenso
   return node;
 }
 
+// Records op(x, y) = out with the binary formula b, scaling d/dy by alpha (add, sub); out may
+// be x itself (in place).
+void record_alpha(const BinaryBackward* b, const Tensor& x, const Tensor& y, const Tensor& out,
+                  const Scalar& alpha) {
+  DimVector xs(x.sizes()), ys(y.sizes());
+  record_binary(b, x, y, out, [b, xs, ys, alpha](FunctionNode& n, const std::vector<Tensor>& g) {
+    std::vector<Tensor> grads = binary_grads(b, n, g, xs, ys);
+    if (grads[1].defined() && alpha.to_double() != 1.0) grads[1] = grads[1] * alpha;
+    return grads;
+  });
+}
+
 }  // namespace
 
 Tensor family_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
@@ -66,11 +86,7 @@ Tensor family_autograd(const BinaryOp& op, const Tensor& x, const Tensor& y) {
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     out = op(x, y);
   }
-  const BinaryBackward* b = op.backward_formula();
-  DimVector xs(x.sizes()), ys(y.sizes());
-  record_binary(b, x, y, out, [b, xs, ys](FunctionNode& n, const std::vector<Tensor>& g) {
-    return binary_grads(b, n, g, xs, ys);
-  });
+  record_alpha(op.backward_formula(), x, y, out, 1);
   return out;
 }
 
@@ -80,14 +96,81 @@ Tensor family_autograd(const AlphaOp& op, const Tensor& x, const Tensor& y, cons
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     out = op(x, y, alpha);
   }
-  const BinaryBackward* b = op.backward_formula();
-  DimVector xs(x.sizes()), ys(y.sizes());
-  record_binary(b, x, y, out, [b, xs, ys, alpha](FunctionNode& n, const std::vector<Tensor>& g) {
-    std::vector<Tensor> grads = binary_grads(b, n, g, xs, ys);
-    if (grads[1].defined() && alpha.to_double() != 1.0) grads[1] = grads[1] * alpha;
-    return grads;
-  });
+  record_alpha(op.backward_formula(), x, y, out, alpha);
   return out;
+}
+
+// Note [In-place without a copy]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// An in-place call under autograd (y.relu_(), y.add_(shortcut): the end of every residual block)
+// may run in place when its formula does not need self's old value: relu's gradient needs the
+// result, which is self after the call, and add's needs neither operand. It then records the
+// functional formula with self as both the input (its edge is self's grad_fn before the call)
+// and the output (saved as an output, at its new version, as PyTorch's in-place nodes save
+// `result`). Otherwise (mul_, exp_ from its input, sin_), and when self is a view (whose base
+// is rebased, Note [In-place on views]), an operand is self, or an operand's dtype or device
+// differs from self's (the functional result would be cast back), inplace_kernel runs the
+// functional operator on a copy of self and copies the result into self: three passes over self
+// instead of one, and two allocations.
+
+namespace {
+
+bool runs_in_place(const Tensor& self) {
+  AutogradMeta* m = meta_if(self);
+  return m == nullptr || !m->is_view;
+}
+
+bool runs_in_place(const Tensor& self, const Tensor& other) {
+  return runs_in_place(self) && !other.is_same(self) && other.dtype() == self.dtype() &&
+         other.device() == self.device();
+}
+
+}  // namespace
+
+Tensor family_inplace(const UnaryOp& op, const Tensor& self) {
+  const auto& functional = static_cast<const UnaryOp&>(*op.functional());
+  const UnaryBackward* b = functional.backward_formula();
+  if (!any_requires_grad({&self}) || b->save_self || !runs_in_place(self)) {
+    return inplace_kernel(op, self);
+  }
+  check_inplace(self, op.name(), /*rebases_views=*/true);
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    op(self);
+  }
+  record_unary(b, self, self);
+  return self;
+}
+
+Tensor family_inplace(const BinaryOp& op, const Tensor& self, const Tensor& other) {
+  const auto& functional = static_cast<const BinaryOp&>(*op.functional());
+  const BinaryBackward* b = functional.backward_formula();
+  if (!any_requires_grad({&self, &other}) || b->save_a || !runs_in_place(self, other)) {
+    return inplace_kernel(op, self, other);
+  }
+  check_inplace(self, op.name(), /*rebases_views=*/true);
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    op(self, other);
+  }
+  record_alpha(b, self, other, self, 1);
+  return self;
+}
+
+Tensor family_inplace(const AlphaOp& op, const Tensor& self, const Tensor& other,
+                      const Scalar& alpha) {
+  const auto& functional = static_cast<const AlphaOp&>(*op.functional());
+  const BinaryBackward* b = functional.backward_formula();
+  if (!any_requires_grad({&self, &other}) || b->save_a || !runs_in_place(self, other)) {
+    return inplace_kernel(op, self, other, alpha);
+  }
+  check_inplace(self, op.name(), /*rebases_views=*/true);
+  {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    op(self, other, alpha);
+  }
+  record_alpha(b, self, other, self, alpha);
+  return self;
 }
 
 }  // namespace kiln::autograd::detail

@@ -3,8 +3,9 @@
 // the BackwardFormula of its signature (one per family: unary, binary, ...), which
 // register_backward() installs. The family's autograd kernel below runs the operator
 // below the Autograd layer, then records a FunctionNode that applies the formula. In-place
-// variants run their functional operator (recorded) and copy the result into self, so their
-// gradients need no formula of their own.
+// variants need no formula of their own (Note [In-place without a copy], families.cpp): they run
+// in place and record the functional formula on self when it does not need self's old value,
+// else they run the functional operator on a copy of self and copy the result into self.
 #pragma once
 
 #include "function.h"
@@ -60,6 +61,12 @@ using AlphaBackward = AlphaOp::Formula;
 Tensor family_autograd(const UnaryOp& op, const Tensor& x);
 Tensor family_autograd(const BinaryOp& op, const Tensor& a, const Tensor& b);
 Tensor family_autograd(const AlphaOp& op, const Tensor& a, const Tensor& b, const Scalar& alpha);
+
+// The Autograd kernels of the families' in-place variants (Note [In-place without a copy]).
+Tensor family_inplace(const UnaryOp& op, const Tensor& self);
+Tensor family_inplace(const BinaryOp& op, const Tensor& self, const Tensor& other);
+Tensor family_inplace(const AlphaOp& op, const Tensor& self, const Tensor& other,
+                      const Scalar& alpha);
 
 // Makes self take out's place in the graph after an in-place operation copied out into self.
 void rebase_history(const Tensor& self, const Tensor& out);
@@ -123,7 +130,8 @@ template <class Signature>
 void register_backward(Operator<Signature>& op, const BackwardFormula<Signature>& formula,
                        Operator<Signature>* inplace) {
   op.set_backward_formula(&formula);
-  register_autograd<Signature>(op, &family_autograd, inplace);
+  op.set_kernel(DispatchKey::Autograd, &family_autograd);
+  if (inplace) inplace->set_kernel(DispatchKey::Autograd, &family_inplace);
 }
 
 }  // namespace kiln::autograd::detail

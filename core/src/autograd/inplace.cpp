@@ -11,7 +11,9 @@
 //   checks (check_inplace: the leaf rule, views made without recording, views of leaves), runs
 //   the operator below the Autograd layer and makes the new node self's grad_fn, rebasing the
 //   base when self is a view (rebase_view, Note [In-place on views]):
-//     inplace_kernel    (families.h)  add_, mul_, exp_, clamp_, ...: the functional formula;
+//     family_inplace    (families.cpp) add_, mul_, exp_, ...: the functional formula, in place
+//                                     when it allows (Note [In-place without a copy]);
+//     inplace_kernel    (families.h)  clamp_, elu_, ...: the functional formula on a copy;
 //     copy_autograd     (ops/copy.cpp) copy_: the gradient goes to the source;
 //     overwrite_kernel  (below)       fill_, zero_, uniform_, normal_, random_: self's old value
 //                                     gets a zero gradient, as PyTorch's FillBackward0;
