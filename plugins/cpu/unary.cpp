@@ -253,6 +253,56 @@ void hardswish_backward_kernel(const Call& call) {
   });
 }
 
+// pw::ThresholdBackward<float> over dense operands: a mask of the gradient's bits (the ?: of the
+// functor became a branch and a scalar loop).
+[[gnu::always_inline]] inline void threshold_backward_loop(const float* __restrict g,
+                                                           const float* __restrict x,
+                                                           float* __restrict out, int64_t n,
+                                                           float threshold) {
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#else
+#pragma GCC ivdep
+#endif
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t keep = 0u - static_cast<uint32_t>(!(x[i] <= threshold));
+    out[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(g[i]) & keep);
+  }
+}
+KILN_CPU_AVX512 void threshold_backward_avx512(const float* g, const float* x, float* out,
+                                               int64_t n, float threshold) {
+  threshold_backward_loop(g, x, out, n, threshold);
+}
+
+// grad_x = ThresholdBackward(grad, x; attribute threshold), both of x's dtype: relu's gradient.
+void threshold_backward_kernel(const Call& call) {
+  const kiln_tensor &g = call.input(0), &x = call.input(1), &out = call.output(0);
+  if (x.dtype == KILN_F32 && g.dtype == KILN_F32 && out.dtype == KILN_F32 && dense(x, out) &&
+      dense(g, out) && dense(out, out)) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < out.ndim; ++d) n *= out.sizes[d];
+    const auto threshold = static_cast<float>(call.attr_f64(0));
+    const auto* gp = static_cast<const float*>(g.data);
+    const auto* xp = static_cast<const float*>(x.data);
+    auto* op = static_cast<float*>(out.data);
+    parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+      if (has_avx512()) {
+        threshold_backward_avx512(gp + b, xp + b, op + b, e - b, threshold);
+      } else {
+        threshold_backward_loop(gp + b, xp + b, op + b, e - b, threshold);
+      }
+    });
+    return;
+  }
+  visit<pw::Dtypes::floating>(x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const std::array<const kiln_tensor*, 2> in = {&g, &x};
+    const pw::ThresholdBackward<C> f{static_cast<C>(call.attr_f64(0))};
+    map<T, T, T>([f](C gv, C xv) { return f(gv, xv); }, out, in, kGrain);
+  });
+}
+
 // pw::Elu<C> with vecmath's expm1 for float.
 template <class C>
 struct VecElu {
@@ -294,6 +344,7 @@ void register_unary(KernelTable& table) {
   table.add("gelu_backward", kernel<gelu_backward_kernel>);
   table.add("elu_backward", kernel<elu_backward_kernel>);
   table.add("hardswish_backward", kernel<hardswish_backward_kernel>);
+  table.add("threshold_backward", kernel<threshold_backward_kernel>);
   table.add("leaky_relu", kernel<param_kernel<pw::LeakyRelu>>);
   table.add("hardshrink", kernel<param_kernel<pw::Hardshrink>>);
   table.add("softshrink", kernel<param_kernel<pw::Softshrink>>);

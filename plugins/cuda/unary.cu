@@ -73,6 +73,22 @@ void hardswish_backward_kernel(const Call& call) {
   });
 }
 
+// grad_x = pw::ThresholdBackward(grad, x; attribute threshold), both of x's dtype.
+void threshold_backward_kernel(const Call& call) {
+  visit_dtype(call.input(1).dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = acc_t<T>;
+    using F = pw::ThresholdBackward<A>;
+    if constexpr (pw::accepts_v<F::dtypes, A>) {
+      const F op{static_cast<A>(call.attr_f64(0))};
+      map<T, T, T>(stream_of(call), Pointwise<T, T, F>{op}, call.output(0),
+                   {&call.input(0), &call.input(1)});
+    } else {
+      refuse(call, call.input(1).dtype);
+    }
+  });
+}
+
 // The functor F (Op<A>) with its parameters from the scalar attributes 0 .. N - 1, converted as
 // PyTorch converts a Scalar (integers wrap).
 template <class F, class A, size_t... I>
@@ -122,6 +138,7 @@ void register_unary(KernelTable& t) {
   t.add("gelu_backward", kernel<gelu_backward_kernel>);
   t.add("elu_backward", kernel<elu_backward_kernel>);
   t.add("hardswish_backward", kernel<hardswish_backward_kernel>);
+  t.add("threshold_backward", kernel<threshold_backward_kernel>);
   t.add("leaky_relu", kernel<param_kernel<pw::LeakyRelu>>);
   t.add("hardshrink", kernel<param_kernel<pw::Hardshrink>>);
   t.add("softshrink", kernel<param_kernel<pw::Softshrink>>);

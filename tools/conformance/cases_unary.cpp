@@ -327,6 +327,22 @@ void register_unary_cases() {
             .reference = ref_binary([](double x, double g) {
               return x < -3 ? 0.0 : (x <= 3 ? g * (x / 3 + 0.5) : g);
             })});
+  // relu's gradient without create_graph: the optional primitive threshold_backward (0 where
+  // the result is <= 0) where the device has it, the composite elsewhere
+  add_case({.name = "threshold_backward",
+            .op = "threshold_backward",
+            .dtypes = kFloating,
+            .inputs =
+                [](ScalarType d) {
+                  return Args{sample({37, 29}, d, -2, 2, 37), sample({37, 29}, d, -1, 1, 38)};
+                },
+            .run =
+                [](const Args& a) {
+                  Tensor x = a.t(0).detach().requires_grad_(true);
+                  Tensor y = relu(x);
+                  return Outputs{kiln::autograd::grad({y}, {x}, {a.t(1)})[0]};
+                },
+            .reference = ref_binary([](double x, double g) { return x <= 0 ? 0.0 : g; })});
   // softmax and log_softmax over the last dimension and their gradients without create_graph:
   // the optional primitives softmax_lastdim and softmax_lastdim_backward where the device has
   // them (the composite elsewhere), against the composite's formulas in float64; rows of 1, 7

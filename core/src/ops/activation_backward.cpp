@@ -1,5 +1,5 @@
-// elu_backward and hardswish_backward, the optional primitives of Note [Fused activation
-// gradients] (activation_backward.h).
+// elu_backward, hardswish_backward and threshold_backward, the optional primitives of Note
+// [Fused activation gradients] (activation_backward.h).
 #include "activation_backward.h"
 
 #include "elementwise.h"
@@ -12,6 +12,7 @@ namespace {
 
 using EluBackwardOp = Operator<Tensor(const Tensor&, const Tensor&, double, double, double)>;
 using HardswishBackwardOp = Operator<Tensor(const Tensor&, const Tensor&)>;
+using ThresholdBackwardOp = Operator<Tensor(const Tensor&, const Tensor&, double)>;
 
 void check_operands(const char* op, const Tensor& grad, const Tensor& x) {
   KILN_CHECK_TYPE(is_floating_point(x.dtype()) && grad.dtype() == x.dtype(), op,
@@ -39,6 +40,14 @@ Tensor hardswish_backward_backend(const HardswishBackwardOp& op, const Tensor& g
   return out;
 }
 
+Tensor threshold_backward_backend(const ThresholdBackwardOp& op, const Tensor& grad,
+                                  const Tensor& x, double threshold) {
+  check_operands(op.name(), grad, x);
+  Tensor out = empty_tensor(x.sizes(), x.dtype(), x.device());
+  run_kernel(op, {&grad, &x}, {&out}, Attrs().f64("threshold", threshold));
+  return out;
+}
+
 EluBackwardOp elu_backward_op("elu_backward",
                               "elu_backward(Tensor grad_output, Tensor self, float alpha, "
                               "float scale, float input_scale) -> Tensor",
@@ -46,9 +55,14 @@ EluBackwardOp elu_backward_op("elu_backward",
 HardswishBackwardOp hardswish_backward_op(
     "hardswish_backward", "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor",
     hardswish_backward_backend);
+ThresholdBackwardOp threshold_backward_op(
+    "threshold_backward",
+    "threshold_backward(Tensor grad_output, Tensor self, float threshold) -> Tensor",
+    threshold_backward_backend);
 const bool activation_backward_registered = [] {
   elu_backward_op.set_optional();
   hardswish_backward_op.set_optional();
+  threshold_backward_op.set_optional();
   return true;
 }();
 
@@ -71,6 +85,11 @@ Tensor fused_elu_backward(const Tensor& grad, const Tensor& self, double alpha, 
 Tensor fused_hardswish_backward(const Tensor& grad, const Tensor& self) {
   if (!fused(hardswish_backward_op, grad, self)) return Tensor();
   return hardswish_backward_op(grad, self);
+}
+
+Tensor threshold_backward(const Tensor& grad, const Tensor& self, double threshold) {
+  if (fused(threshold_backward_op, grad, self)) return threshold_backward_op(grad, self, threshold);
+  return where(le(self, threshold), zeros_like(grad), grad);
 }
 
 }  // namespace kiln::detail

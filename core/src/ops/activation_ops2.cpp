@@ -94,13 +94,12 @@ Tensor elu_backward(T g, T x, const std::array<double, 3>& p) {
   Tensor negative = exp(x * input_scale) * (input_scale * alpha * scale);
   return where(le(x, 0), g * negative, g * scale);
 }
-// As PyTorch's threshold_backward: 0 where x <= threshold.
-Tensor threshold_backward(T g, T x, const std::array<double, 3>& p) {
-  return where(le(x, p[0]), zeros_like(g), g);
+Tensor threshold_gradient(T g, T x, const std::array<double, 3>& p) {
+  return threshold_backward(g, x, p[0]);
 }
 
 constexpr ParamsFormula kElu{"EluBackward0", elu_backward};
-constexpr ParamsFormula kThreshold{"ThresholdBackward0", threshold_backward};
+constexpr ParamsFormula kThreshold{"ThresholdBackward0", threshold_gradient};
 
 }  // namespace
 

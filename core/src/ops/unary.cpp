@@ -126,8 +126,10 @@ KILN_UNARY(tanh, kFloating, kNoCast, {"TanhBackward0", false, true, [](T g, T, T
 KILN_UNARY(sigmoid, kFloating, kNoCast, {"SigmoidBackward0", false, true, [](T g, T, T result) {
                                            return g * result * (1 - result);
                                          }});
-KILN_UNARY(relu, kKeepNoBool, kNoCast,
-           {"ReluBackward0", false, true, [](T g, T, T result) { return g * gt(result, 0); }});
+// As PyTorch's: threshold_backward(grad, result, 0) (a NaN result passes the gradient).
+KILN_UNARY(relu, kKeepNoBool, kNoCast, {"ReluBackward0", false, true, [](T g, T, T result) {
+                                          return detail::threshold_backward(g, result, 0);
+                                        }});
 KILN_UNARY(bitwise_not, kIntegral, kNoCast, no_backward);
 KILN_UNARY(logical_not, kToBool, kNoCast, no_backward);
 

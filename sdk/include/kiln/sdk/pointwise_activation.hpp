@@ -193,6 +193,15 @@ struct EluBackward {
   }
 };
 
+// threshold_backward(g, x; threshold): 0 where x <= threshold, g otherwise (a NaN x too), as
+// PyTorch's threshold_backward: the gradient of threshold, and of relu on its result.
+template <class C>
+struct ThresholdBackward {
+  static constexpr Dtypes dtypes = Dtypes::floating;
+  C threshold;
+  KILN_HOST_DEVICE C operator()(C g, C x) const { return x <= threshold ? C(0) : g; }
+};
+
 // threshold(x; threshold, value): value where x <= threshold, x otherwise (NaN stays NaN).
 template <class C>
 struct Threshold {
