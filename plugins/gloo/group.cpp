@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
 namespace kiln_gloo {
@@ -106,8 +107,25 @@ bool Work::completed() {
   return done_;
 }
 
+// Note [SIGPIPE]: a rank that died leaves its sockets closed, and gloo writes to them with
+// writev, so the first write to one raises SIGPIPE, whose default action ends this process
+// before gloo reports the closed connection (a survivor then dies instead of naming the dead
+// rank: status 141 under load, when a write comes before the read that sees the end of
+// file). As Python does for PyTorch, the plugin ignores SIGPIPE when its action is the default;
+// a handler the program installed stays.
+static void ignore_sigpipe() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, nullptr);
+  }
+}
+
 Group::Group(const kiln_comm_group_options& o)
     : rank_(o.rank), size_(o.world_size), timeout_(o.timeout_ms), name_(o.group_name) {
+  ignore_sigpipe();  // See Note [SIGPIPE]
   StoreAdapter store(o.store, timeout_);
   auto device = make_device();
   context_ = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
