@@ -36,14 +36,6 @@ struct Options {
 
 constexpr int64_t kShards = 4;  // at least one per rank x worker, or some read nothing
 
-// The article's network as a module with one forward (what DistributedDataParallel wraps).
-struct BoardNetImpl : nn::Module {
-  BoardNetImpl() : layers(register_module("layers", checkerboard::make_net())) {}
-  Tensor forward(Tensor x) { return layers->forward(x); }
-  nn::Sequential layers;
-};
-KILN_MODULE(BoardNet);
-
 Options parse(int argc, char** argv) {
   const char* me = "kiln-checkerboard-ddp";
   Options o;
@@ -111,8 +103,8 @@ int main(int argc, char** argv) {
     data::DataLoader loader(
         source, data::DataLoaderOptions(o.batch).workers(o.workers).drop_last(true).seed(0));
     manual_seed(rank);  // replicas start apart: DistributedDataParallel broadcasts rank 0's
-    BoardNet net;
-    auto ddp = nn::parallel::DistributedDataParallel(net);
+    nn::Sequential net = checkerboard::make_net();
+    auto ddp = nn::parallel::DistributedDataParallel(net);  // wraps the Sequential itself
     optim::Adam opt(ddp->parameters(), optim::AdamOptions(0.01));
     std::printf("rank %d of %d: %s, batches of %lld\n", rank, world, url.c_str(),
                 static_cast<long long>(o.batch));

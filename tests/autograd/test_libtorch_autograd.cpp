@@ -167,6 +167,49 @@ BOOST_AUTO_TEST_CASE(remove_hook_disables_one_hook) {
   CHECK_ERROR(kiln::IndexError, z.remove_hook(plus_one), "no hook at position 1");
 }
 
+BOOST_AUTO_TEST_CASE(post_accumulate_grad_hook_sees_the_accumulated_grad) {
+  // PyTorch's Tensor.register_post_accumulate_grad_hook: the hook gets the leaf after its grad
+  // was accumulated (pre-hooks first), once per accumulation, in registration order.
+  Tensor x = kiln::tensor({1.0, 2.0}, kiln::requires_grad());
+  x.register_hook([](const Tensor& g) { return g * 2; });  // runs before accumulation
+  std::vector<std::string> seen;
+  unsigned first = ag::register_post_accumulate_grad_hook(x, [&seen](const Tensor& p) {
+    seen.push_back("first " + std::to_string(p.grad().sum().item<double>()));
+  });
+  ag::register_post_accumulate_grad_hook(x, [&seen](const Tensor& p) {
+    seen.push_back("second " + std::to_string(p.grad().sum().item<double>()));
+    p.grad().mul_(10);  // may change the accumulated gradient in place
+  });
+  (x * 3).sum().backward();
+  BOOST_TEST(seen.size() == 2u);
+  BOOST_TEST(seen[0] == "first 12.000000");  // 2 * 3 per element
+  BOOST_TEST(seen[1] == "second 12.000000");
+  BOOST_TEST(x.grad().equal(kiln::tensor({60.0, 60.0})));
+  ag::remove_post_accumulate_grad_hook(x, first);
+  (x * 1).sum().backward();  // accumulates 2 into 60, then the second hook multiplies by 10
+  BOOST_TEST(seen.size() == 3u);
+  BOOST_TEST(seen[2] == "second 124.000000");
+  BOOST_TEST(x.grad().equal(kiln::tensor({620.0, 620.0})));
+  // backward(inputs=...) accumulates too, and runs the hooks
+  x.mutable_grad() = Tensor();
+  kiln::autograd::backward({(x * 1).sum()}, {}, std::nullopt, false, {x});
+  BOOST_TEST(seen.size() == 4u);
+  // the hook does not run when no gradient reaches the leaf
+  Tensor unused = kiln::ones({2}, kiln::requires_grad());
+  int calls = 0;
+  ag::register_post_accumulate_grad_hook(unused, [&calls](const Tensor&) { ++calls; });
+  (x * 2).sum().backward();
+  BOOST_TEST(calls == 0);
+
+  CHECK_ERROR(kiln::IndexError, ag::remove_post_accumulate_grad_hook(x, first),
+              "no hook at position 0");
+  CHECK_ERROR(kiln::Error, ag::register_post_accumulate_grad_hook(x * 2, [](const Tensor&) {}),
+              "cannot be registered on non-leaf tensors (this one was made by MulBackward0)");
+  CHECK_ERROR(kiln::Error,
+              ag::register_post_accumulate_grad_hook(kiln::ones({2}), [](const Tensor&) {}),
+              "doesn't require gradient");
+}
+
 BOOST_AUTO_TEST_CASE(undefined_grad_and_make_variable) {
   // torch (CustomAutogradTest.MaterializeGrads): a custom function under UndefinedGrad sees a
   // zero gradient (materialized by default).

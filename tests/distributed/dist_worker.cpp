@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -505,6 +506,253 @@ void zero() {
   dist::destroy_process_group();
 }
 
+// ZeroRedundancyOptimizer is a kiln::optim::Optimizer, over several param groups: with fc1 and
+// fc2 as two groups with their own options, driven by a StepLR scheduler through the base class,
+// it follows the unsharded optimizer (Adam, then SGD with momentum) step after step, lrs
+// included; consolidated on rank 0 its state_dict equals the unsharded one (both groups); a state
+// of another group count, parameter count, shape or number of dims, or one rank's shard, is
+// refused on every rank naming what differs, and leaves training unchanged; a fresh optimizer
+// loading the state goes on along the trajectory; a group added later (add_param_group) is
+// sharded and trained too.
+// The largest difference between two optimizer states' tensors; 1 when one lacks an entry.
+double state_difference(const kiln::optim::OptimizerStateDict& got,
+                        const kiln::optim::OptimizerStateDict& want) {
+  double worst = got.state.size() == want.state.size() ? 0 : 1;
+  for (const auto& [index, named] : want.state) {
+    for (const auto& [key, t] : named) {
+      auto it = got.state.find(index);
+      if (it == got.state.end() || it->second.count(key) == 0) {
+        worst = 1;
+        continue;
+      }
+      Tensor d = it->second.at(key).to(kiln::kDouble) - t.to(kiln::kDouble);
+      worst = std::max(worst, d.abs().max().item<double>());
+    }
+  }
+  return worst;
+}
+
+template <class Opt, class Options>
+void zero_groups_with(const Options& first, const Options& second, const std::string& name) {
+  namespace par = kiln::nn::parallel;
+  using kiln::distributed::optim::ZeroRedundancyOptimizer;
+  using kiln::optim::OptimizerParamGroup;
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  kiln::manual_seed(rank);
+  Net model(false);
+  auto ddp = par::DistributedDataParallel(model);
+  Net reference(false);
+  {
+    kiln::NoGradGuard no_grad;
+    auto ps = reference->parameters(), qs = model->parameters();
+    for (size_t i = 0; i < ps.size(); ++i) ps[i].copy_(qs[i]);
+  }
+  auto groups = [&](Net& m) {
+    return std::vector<OptimizerParamGroup>{
+        OptimizerParamGroup(m->fc1->parameters(), std::make_unique<Options>(first)),
+        OptimizerParamGroup(m->fc2->parameters(), std::make_unique<Options>(second))};
+  };
+  ZeroRedundancyOptimizer<Opt> zero(groups(model), first);
+  kiln::optim::Optimizer& opt = zero;  // used through the base class
+  Opt ref_opt(groups(reference), first);
+  kiln::optim::StepLR sched(opt, 2, 0.5), ref_sched(ref_opt, 2, 0.5);
+  Tensor extra = kiln::linspace(-1, 1, 40).requires_grad_(true);  // the group added later
+  Tensor ref_extra = extra.detach().clone().requires_grad_(true);
+  int64_t per = 64 / size;
+  // steps [from, to) of o and the reference; the schedulers (if any) step after them
+  auto steps = [&](kiln::optim::Optimizer& o, kiln::optim::LRScheduler* s,
+                   kiln::optim::LRScheduler* ref_s, int from, int to) {
+    for (int step = from; step < to; ++step) {
+      auto [x, y] = batch(step);
+      o.zero_grad();
+      auto loss = kiln::nn::functional::mse_loss(ddp->forward(x.narrow(0, rank * per, per)),
+                                                 y.narrow(0, rank * per, per));
+      if (extra.grad_fn() == nullptr && o.param_groups().size() == 3)
+        loss = loss + (extra * extra).sum() * 0.1;  // the same gradient on every rank
+      loss.backward();
+      o.step();
+      if (s != nullptr) s->step();
+      ref_opt.zero_grad();
+      auto ref_loss = kiln::nn::functional::mse_loss(reference(x), y);
+      if (ref_opt.param_groups().size() == 3)
+        ref_loss = ref_loss + (ref_extra * ref_extra).sum() * 0.1;
+      ref_loss.backward();
+      ref_opt.step();
+      if (ref_s != nullptr) ref_s->step();
+      double d = max_difference(*model, *reference);
+      if (o.param_groups().size() == 3)
+        d = std::max(d, (extra - ref_extra).abs().max().item<double>());
+      check(d < 1e-5,
+            name + ": ZeRO step " + std::to_string(step) + " differs by " + std::to_string(d));
+      for (size_t g = 0; g < ref_opt.param_groups().size(); ++g) {
+        check(o.param_groups()[g].options().get_lr() ==
+                  ref_opt.param_groups()[g].options().get_lr(),
+              name + ": the lr of group " + std::to_string(g) + " follows the scheduler");
+      }
+    }
+  };
+  steps(opt, &sched, &ref_sched, 0, 5);
+  check(opt.param_groups()[1].options().get_lr() < second.lr() / 3,
+        name + ": StepLR lowered the lr");
+  check(zero.local_optimizer() != nullptr && zero.local_optimizer()->param_groups().size() <= 2,
+        name + ": the local optimizer holds this rank's part of the groups");
+
+  zero.consolidate_state_dict(0);
+  kiln::optim::OptimizerStateDict want = ref_opt.state_dict();
+  if (rank == 0) {
+    auto sd = opt.state_dict();  // virtual: the consolidated state
+    check(sd.param_groups.size() == 2 &&
+              sd.param_groups[1].options == want.param_groups[1].options &&
+              sd.param_groups[0].options == want.param_groups[0].options,
+          name + ": the consolidated groups and their options");
+    double worst = state_difference(sd, want);
+    check(worst < 1e-5, name + ": the consolidated state equals the unsharded one, off by " +
+                            std::to_string(worst));
+  } else {
+    expect_error([&] { opt.state_dict(); },
+                 {"ZeroRedundancyOptimizer.state_dict", "on this rank (1)",
+                  "consolidate_state_dict"},
+                 name + ": state_dict on a rank it was not consolidated to");
+  }
+  // refused states, on every rank alike
+  auto fewer_groups = want;
+  fewer_groups.param_groups.pop_back();
+  expect_error([&] { opt.load_state_dict(fewer_groups); },
+               {"ZeroRedundancyOptimizer.load_state_dict",
+                "the state has 1 param group(s), this optimizer 2"},
+               name + ": a state of one group");
+  auto fewer_params = want;
+  fewer_params.param_groups[1].params.pop_back();
+  expect_error([&] { opt.load_state_dict(fewer_params); },
+               {"param group 1 of the state has 1 parameter(s), this optimizer's has 2"},
+               name + ": a state with a parameter less");
+  std::string key;
+  for (auto& [k, t] : want.state.at(0))
+    if (k != "step") key = k;
+  auto wrong_shape = want;
+  wrong_shape.state.at(0)[key] = kiln::zeros({8, 32});  // fc1.weight is 32 x 8
+  expect_error([&] { opt.load_state_dict(wrong_shape); },
+               {"the state's '" + key + "' of parameter 0 has shape [8, 32]", "[32, 8]"},
+               name + ": a state tensor of another shape");
+  auto wrong_dims = want;
+  wrong_dims.state.at(1)[key] = kiln::zeros({1, 32});  // fc1.bias has 1 dim
+  expect_error([&] { opt.load_state_dict(wrong_dims); },
+               {"of parameter 1 has shape [1, 32] (2 dims)", "has shape [32] (1 dims)"},
+               name + ": a state tensor with another number of dims");
+  kiln::optim::OptimizerStateDict shard =
+      zero.local_optimizer()->state_dict();  // this rank's part only
+  expect_error([&] { opt.load_state_dict(shard); },
+               {"ZeroRedundancyOptimizer.load_state_dict", "this optimizer"},
+               name + ": one rank's shard");
+  steps(opt, &sched, &ref_sched, 5, 6);  // the refusals changed nothing
+
+  // a fresh optimizer loading the unsharded state goes on along the trajectory
+  kiln::optim::OptimizerStateDict state = ref_opt.state_dict();
+  ZeroRedundancyOptimizer<Opt> fresh(groups(model), first);
+  fresh.load_state_dict(state);
+  kiln::optim::StepLR fresh_sched(fresh, 2, 0.5);
+  fresh_sched.load_state_dict(sched.state_dict());  // resumes the schedule, as PyTorch's
+  for (size_t g = 0; g < 2; ++g)
+    check(fresh.param_groups()[g].options().get_lr() ==
+              ref_opt.param_groups()[g].options().get_lr(),
+          name + ": the loaded lrs");
+  steps(fresh, &fresh_sched, &ref_sched, 6, 8);
+
+  // a group added later is assigned to ranks and trained
+  fresh.add_param_group(OptimizerParamGroup({extra}, std::make_unique<Options>(second)));
+  ref_opt.add_param_group(OptimizerParamGroup({ref_extra}, std::make_unique<Options>(second)));
+  check(fresh.owner(fresh.size() - 1) >= 0 && fresh.owner(fresh.size() - 1) < size,
+        name + ": the added parameter has an owner");
+  steps(fresh, nullptr, nullptr, 8, 11);
+  dist::barrier();
+}
+
+void zero_groups() {
+  init();
+  zero_groups_with<kiln::optim::Adam>(kiln::optim::AdamOptions(0.01),
+                                      kiln::optim::AdamOptions(0.02).weight_decay(0.01), "Adam");
+  zero_groups_with<kiln::optim::SGD>(kiln::optim::SGDOptions(0.1).momentum(0.9),
+                                     kiln::optim::SGDOptions(0.05).momentum(0.5), "SGD");
+  dist::destroy_process_group();
+}
+
+// DistributedDataParallel wraps a Sequential (the holder, and a shared_ptr) and follows one
+// process's training on the whole batch, with and without gradient_as_bucket_view. With one
+// parameter per bucket, a bucket is launched the moment its parameter's gradient is accumulated
+// (once the buckets before it are): a post-accumulate-grad hook registered after DDP's sees it
+// launched, also with bucket views (Note [Bucket views]).
+void ddp_sequential() {
+  namespace par = kiln::nn::parallel;
+  init();
+  int rank = dist::get_rank(), size = dist::get_world_size();
+  int64_t per = 64 / size;
+  for (bool as_view : {false, true}) {
+    std::string mode = as_view ? "bucket views" : "copies";
+    kiln::manual_seed(rank + 7);
+    kiln::nn::Sequential seq(kiln::nn::Linear(8, 32), kiln::nn::Tanh(), kiln::nn::Linear(32, 4));
+    auto options =
+        par::DistributedDataParallelOptions().bucket_cap_mb(0.0005).gradient_as_bucket_view(
+            as_view);
+    auto ddp = as_view ? par::DistributedDataParallel(seq, options)
+                       : par::DistributedDataParallel(seq.ptr(), options);
+    check(ddp->module() == seq.ptr(), "module() is the Sequential");
+    kiln::nn::Sequential reference(kiln::nn::Linear(8, 32), kiln::nn::Tanh(),
+                                   kiln::nn::Linear(32, 4));
+    {
+      kiln::NoGradGuard no_grad;
+      auto ps = reference->parameters(), qs = seq->parameters();
+      for (size_t i = 0; i < ps.size(); ++i) ps[i].copy_(qs[i]);
+    }
+    std::vector<int64_t> sizes = ddp->bucket_sizes();
+    check(sizes == std::vector<int64_t>({4, 128, 32, 256}), mode + ": one parameter per bucket");
+    std::vector<size_t> launched;
+    ddp->register_comm_hook([&](par::GradBucket& bucket) {
+      launched.push_back(bucket.index());
+      auto work = dist::all_reduce(bucket.buffer(), dist::ReduceOp::AVG, nullptr, true);
+      return std::make_shared<par::BucketFuture>(work, bucket.buffer());
+    });
+    std::vector<Tensor> params = seq->parameters();  // bucket of params[i]: 3 - i
+    std::vector<bool> accumulated(params.size(), false);
+    int checked = 0, late = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      kiln::autograd::register_post_accumulate_grad_hook(params[i], [&, i](const Tensor&) {
+        accumulated[i] = true;
+        bool before_ready = true;  // every parameter of this bucket and the ones before it
+        for (size_t j = i; j < params.size(); ++j) before_ready = before_ready && accumulated[j];
+        if (!before_ready) return;
+        ++checked;
+        if (std::find(launched.begin(), launched.end(), 3 - i) == launched.end()) ++late;
+      });
+    }
+    kiln::optim::SGD opt(ddp->parameters(), kiln::optim::SGDOptions(0.1).momentum(0.9));
+    kiln::optim::SGD ref_opt(reference->parameters(), kiln::optim::SGDOptions(0.1).momentum(0.9));
+    for (int step = 0; step < 4; ++step) {
+      auto [x, y] = batch(step);
+      opt.zero_grad(/*set_to_none=*/!as_view);
+      launched.clear();
+      std::fill(accumulated.begin(), accumulated.end(), false);
+      kiln::nn::functional::mse_loss(ddp(x.narrow(0, rank * per, per)),
+                                     y.narrow(0, rank * per, per))
+          .backward();
+      check(launched == std::vector<size_t>({0, 1, 2, 3}), mode + ": every bucket, in order");
+      opt.step();
+      ref_opt.zero_grad();
+      kiln::nn::functional::mse_loss(reference(x), y).backward();
+      ref_opt.step();
+      double d = max_difference(*seq, *reference);
+      check(d < 1e-5, "DDP(Sequential) with " + mode + ", step " + std::to_string(step) +
+                          " differs from one process by " + std::to_string(d));
+    }
+    check(checked >= 4 && late == 0,
+          mode + ": each bucket launched when its gradient was accumulated (" +
+              std::to_string(late) + " of " + std::to_string(checked) + " late)");
+    // any-argument forward: Sequential's forward<ReturnType>
+    Tensor out = ddp->forward<Tensor>(batch(0).first);
+    check(out.sizes() == std::vector<int64_t>({64, 4}), "forward<Tensor> through the Sequential");
+  }
+  dist::destroy_process_group();
+}
+
 // The data side (2 ranks x 2 workers over 6 tar shards of 10 samples, written by rank 0 into
 // $KILN_TEST_WORK): the source and DistributedSampler take the group's rank and world size; one
 // epoch's keys go to keys.full.<rank>; a loader stopped after 2 batches, its state saved to a file
@@ -879,6 +1127,8 @@ int main(int argc, char** argv) {
       {"ddp_bucket_view", ddp_bucket_view},
       {"ddp_checkpoint", ddp_checkpoint},
       {"zero", zero},
+      {"zero_groups", zero_groups},
+      {"ddp_sequential", ddp_sequential},
   };
   auto it = scenarios.find(argv[1]);
   if (it == scenarios.end()) {

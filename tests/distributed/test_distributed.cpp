@@ -229,6 +229,16 @@ BOOST_AUTO_TEST_CASE(zero_redundancy_optimizer_equals_adam_and_consolidates) {
   expect_ok(job, all(2));
 }
 
+BOOST_AUTO_TEST_CASE(zero_redundancy_optimizer_is_an_optimizer_with_groups_and_a_scheduler) {
+  Job job = run_job("zero_groups", 2, 2, 20000, 180);
+  expect_ok(job, all(2));
+}
+
+BOOST_AUTO_TEST_CASE(ddp_wraps_a_sequential_and_launches_buckets_when_gradients_accumulate) {
+  Job job = run_job("ddp_sequential", 2, 2, 20000, 120);
+  expect_ok(job, all(2));
+}
+
 BOOST_AUTO_TEST_CASE(ddp_two_ranks_equal_one_process_with_the_whole_batch) {
   Job job = run_job("ddp", 2, 2, 20000, 120);
   expect_ok(job, all(2));

@@ -100,6 +100,8 @@ struct KILN_API AutogradMeta {
   // node: a node holding it would close a cycle base -> CopySlices -> ... -> node -> base.
   Tensor view_base;
   std::vector<Node::Hook> hooks;  // leaf hooks (non-leaf hooks live on grad_fn)
+  // leaf hooks run after a gradient is accumulated into grad() (removed ones are empty)
+  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
   CreationMeta creation_meta = CreationMeta::Default;  // views only
   uint32_t creation_version = 0;  // the storage version when such a view was made
 };
@@ -198,6 +200,18 @@ KILN_API std::vector<Tensor> grad(const std::vector<Tensor>& outputs,
                                   const std::vector<Tensor>& grad_outputs = {},
                                   std::optional<bool> retain_graph = std::nullopt,
                                   bool create_graph = false, bool allow_unused = false);
+
+// Calls hook(t) each time backward has accumulated a gradient into t.grad(), t a leaf that
+// requires grad: PyTorch's Tensor.register_post_accumulate_grad_hook (a post hook of t's
+// AccumulateGrad node). The hook sees the accumulated t.grad() (and may read or change it in
+// place); the pre-accumulation hooks of Tensor::register_hook run before. Returns the hook's
+// index for remove_post_accumulate_grad_hook. Throws RuntimeError for a tensor that does not
+// require grad or is not a leaf.
+KILN_API unsigned register_post_accumulate_grad_hook(const Tensor& t,
+                                                     std::function<void(const Tensor&)> hook);
+// Disables the hook register_post_accumulate_grad_hook returned `pos` for; IndexError for an
+// index no such hook of t has.
+KILN_API void remove_post_accumulate_grad_hook(const Tensor& t, unsigned pos);
 
 namespace detail {
 // The autograd state of t, created on first use.

@@ -42,7 +42,18 @@ class AccumulateGrad : public Node {
       if (r.defined()) g = r;
     }
     accumulate(m.grad, g);
+    run_post_hooks(variable_);
     return {};
+  }
+
+  // The hooks of autograd::register_post_accumulate_grad_hook, in order (by index: a hook may
+  // register another).
+  static void run_post_hooks(const Tensor& variable) {
+    AutogradMeta& m = detail::meta(variable);
+    for (size_t i = 0; i < m.post_accumulate_hooks.size(); ++i) {
+      auto hook = m.post_accumulate_hooks[i];
+      if (hook) hook(variable);
+    }
   }
 
   // grad += g; without create_graph the gradient is a plain tensor updated in place.
@@ -411,7 +422,9 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
         grad(tensors, inputs, grad_tensors, retain_graph, create_graph, /*allow_unused=*/true);
     AutoGradMode mode(create_graph);
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (grads[i].defined()) AccumulateGrad::accumulate(detail::meta(inputs[i]).grad, grads[i]);
+      if (!grads[i].defined()) continue;
+      AccumulateGrad::accumulate(detail::meta(inputs[i]).grad, grads[i]);
+      if (inputs[i].is_leaf()) AccumulateGrad::run_post_hooks(inputs[i]);
     }
     return;
   }

@@ -200,4 +200,27 @@ void Tensor::remove_hook(unsigned pos) const {
   m.hooks[pos] = nullptr;
 }
 
+unsigned autograd::register_post_accumulate_grad_hook(const Tensor& t,
+                                                      std::function<void(const Tensor&)> hook) {
+  KILN_CHECK(t.defined(), "register_post_accumulate_grad_hook: the tensor is undefined");
+  KILN_CHECK(t.requires_grad(), "register_post_accumulate_grad_hook: cannot register a hook on a ",
+             "tensor that doesn't require gradient");
+  autograd::AutogradMeta& m = meta(t);
+  KILN_CHECK(m.grad_fn == nullptr, "register_post_accumulate_grad_hook: post accumulate grad ",
+             "hooks cannot be registered on non-leaf tensors (this one was made by ",
+             m.grad_fn->name(), ")");
+  KILN_CHECK(hook != nullptr, "register_post_accumulate_grad_hook: the hook is empty");
+  m.post_accumulate_hooks.push_back(std::move(hook));
+  return static_cast<unsigned>(m.post_accumulate_hooks.size() - 1);
+}
+
+void autograd::remove_post_accumulate_grad_hook(const Tensor& t, unsigned pos) {
+  autograd::AutogradMeta* m = t.defined() ? meta_if(t) : nullptr;
+  KILN_CHECK_INDEX(m != nullptr && pos < m->post_accumulate_hooks.size() &&
+                       m->post_accumulate_hooks[pos],
+                   "remove_post_accumulate_grad_hook: Invalid index, no hook at position ", pos,
+                   " (a hook's index is what register_post_accumulate_grad_hook returned for it)");
+  m->post_accumulate_hooks[pos] = nullptr;
+}
+
 }  // namespace kiln

@@ -86,8 +86,13 @@ WorkPtr launch(const std::shared_ptr<ProcessGroup::Impl>& g, const std::string& 
     state->work = call(g->handle);
   }
   if (state->work == nullptr) {
-    kiln::detail::throw_plugin_error(detail::where(*g, op) + ": ",
-                                     kiln::detail::take_plugin_failure());
+    kiln::detail::PluginError e = kiln::detail::take_plugin_failure();
+    // a backend whose launch already waits for the others (mpi's header exchange) fails here:
+    // name the rank that died or did not answer, as wait() does
+    if (e.kind == KILN_ERROR_OTHER && !e.message.empty()) {
+      e.message += detail::diagnose(*g, state->seq);
+    }
+    kiln::detail::throw_plugin_error(detail::where(*g, op) + ": ", e);
   }
   auto work = std::make_shared<Work>(state);
   if (!async_op) work->wait();

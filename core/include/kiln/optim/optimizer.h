@@ -145,7 +145,8 @@ class KILN_API Optimizer {
   virtual Tensor step(const LossClosure& closure = nullptr);
   // Adds a group (it takes the defaults when it has no options). Throws for an empty group, an
   // undefined or non-leaf tensor, or a parameter already in a group.
-  void add_param_group(const OptimizerParamGroup& param_group);
+  // (Virtual: ZeroRedundancyOptimizer re-partitions.)
+  virtual void add_param_group(const OptimizerParamGroup& param_group);
   // Clears every parameter's gradient: undefined when set_to_none, else zeroed in place.
   void zero_grad(bool set_to_none = true);
 
@@ -163,10 +164,11 @@ class KILN_API Optimizer {
   const char* name() const { return name_; }
 
   // A snapshot (tensors cloned) of the per-parameter state and the groups' options.
-  OptimizerStateDict state_dict() const;
+  // (Virtual, as load_state_dict: ZeroRedundancyOptimizer's state lives on several ranks.)
+  virtual OptimizerStateDict state_dict() const;
   // Restores a state_dict(): group count and sizes, state names and shapes must match; state
   // tensors are copied to each parameter's device (and floating dtype, except "step").
-  void load_state_dict(const OptimizerStateDict& state_dict);
+  virtual void load_state_dict(const OptimizerStateDict& state_dict);
 
  protected:
   // Updates the parameters of one group (called under NoGradGuard for each group in order).

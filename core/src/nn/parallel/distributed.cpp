@@ -34,6 +34,7 @@ void DistributedDataParallelImpl::init(std::shared_ptr<Module> module,
                                        const DistributedDataParallelOptions& options) {
   options_ = options;
   KILN_CHECK(module != nullptr, "DistributedDataParallel: the module is null");
+  module_ = module;
   KILN_CHECK_VALUE(options.bucket_cap_mb() > 0, "DistributedDataParallel: bucket_cap_mb ",
                    options.bucket_cap_mb(), " is not positive");
   // the group must exist now: the error names what to call first
@@ -57,8 +58,7 @@ void DistributedDataParallelImpl::init(std::shared_ptr<Module> module,
 }
 
 void DistributedDataParallelImpl::before_forward() {
-  if (options_.broadcast_buffers())
-    broadcast_all(module_.ptr()->buffers(), options_.process_group());
+  if (options_.broadcast_buffers()) broadcast_all(module_->buffers(), options_.process_group());
 }
 
 void DistributedDataParallelImpl::after_forward(const std::vector<Tensor>& outputs) {

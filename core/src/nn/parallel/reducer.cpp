@@ -3,9 +3,9 @@
 // parameters that require grad are grouped into buckets in reverse order of registration (the
 // order backward produces their gradients, roughly): the first bucket holds up to 1 MiB, the
 // others bucket_cap_mb, and a bucket holds one dtype and one device. Each parameter has a hook
-// (Tensor::register_hook, before accumulation); when its gradient arrives the hook writes
-// grad() + gradient (what accumulation will make of it) into the parameter's slot of its
-// bucket's flat buffer, and when a bucket's last gradient has arrived its all-reduce (AVG) is
+// that runs once its gradient has been accumulated into grad()
+// (autograd::register_post_accumulate_grad_hook); it copies grad() into the parameter's slot of
+// its bucket's flat buffer, and when a bucket's last gradient has arrived its all-reduce (AVG) is
 // launched asynchronously, so communication overlaps the rest of backward. Buckets launch in
 // their order on every rank (a full bucket waits for the ones before it), so every rank issues
 // the same collectives in the same order. At the end of backward (autograd::queue_callback) the
@@ -18,12 +18,11 @@
 //
 // Note [Bucket views]: with gradient_as_bucket_view, a parameter's grad() is a view of its slot,
 // so accumulation writes into the bucket and the reduced values are the gradients: no copy
-// either way. The gradient hooks run before accumulation, so the hook of parameter i only
-// remembers i; i's accumulation is done by the time the next hook runs (the engine runs one node
-// at a time on the calling thread) or backward ends, and then i is marked ready: if its grad() is
-// not yet its slot (the first backward, or after zero_grad() set it to none), it is copied there
-// once and grad() becomes the view. A bucket's launch waits for that, one node later than
-// without views.
+// either way. The reducer's hooks run after accumulation (autograd's
+// register_post_accumulate_grad_hook, PyTorch's post hook on the AccumulateGrad node), so a
+// parameter is ready the moment its accumulation is done, and a bucket launches as early as
+// without views. If grad() is not yet its slot (the first backward, or after zero_grad() set it
+// to none), it is copied there once and grad() becomes the view.
 #include "reducer.h"
 
 #include "../../tensor_internal.h"
@@ -83,8 +82,8 @@ Reducer::Reducer(std::vector<std::string> names, std::vector<Tensor> params,
 void Reducer::install_hooks() {
   std::weak_ptr<Reducer> weak = weak_from_this();
   for (size_t i = 0; i < params_.size(); ++i) {
-    params_[i].register_hook([weak, i](const Tensor& grad) {
-      if (auto self = weak.lock()) self->on_grad(i, grad);
+    autograd::register_post_accumulate_grad_hook(params_[i], [weak, i](const Tensor&) {
+      if (auto self = weak.lock()) self->on_accumulated(i);
     });
   }
 }
@@ -111,7 +110,6 @@ void Reducer::set_comm_hook(CommHook hook) {
 void Reducer::prepare(const std::vector<Tensor>& outputs, bool sync) {
   expect_backward_ = sync;
   if (!sync) return;
-  deferred_.reset();
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
     b.work = nullptr;
@@ -147,7 +145,7 @@ void Reducer::prepare(const std::vector<Tensor>& outputs, bool sync) {
   }
 }
 
-void Reducer::on_grad(size_t index, const Tensor& grad) {
+void Reducer::on_accumulated(size_t index) {
   if (!expect_backward_) return;  // no_sync(), or a forward outside DistributedDataParallel
   if (!queued_) {
     queued_ = true;
@@ -157,32 +155,20 @@ void Reducer::on_grad(size_t index, const Tensor& grad) {
     });
   }
   backward_seen_ = true;
-  KILN_CHECK(!ready_[index] && deferred_ != index, "DistributedDataParallel: the parameter ",
-             names_[index], " received its gradient twice in one backward pass (rank ",
+  KILN_CHECK(!ready_[index], "DistributedDataParallel: the parameter ", names_[index],
+             " received its gradient twice in one backward pass (rank ",
              distributed::get_rank(group_), "); a parameter may take part in one backward per ",
              "forward: use no_sync() around extra backward passes");
+  NoGradGuard no_grad;
+  Tensor& grad = params_[index].mutable_grad();
   if (as_view_) {  // See Note [Bucket views]
-    complete_deferred();
-    deferred_ = index;
-    return;
+    Tensor slot = slot_view(index);
+    if (grad.data_ptr() != slot.data_ptr()) {
+      slot.copy_(grad);
+      grad = slot;
+    }
   }
-  NoGradGuard no_grad;
-  const Tensor& acc = params_[index].grad();
-  mark_ready(index, acc.defined() ? acc.detach() + grad.detach() : grad.detach());
-}
-
-void Reducer::complete_deferred() {
-  if (!deferred_) return;
-  size_t i = *deferred_;
-  deferred_.reset();
-  NoGradGuard no_grad;
-  Tensor slot = slot_view(i);
-  Tensor& grad = params_[i].mutable_grad();
-  if (grad.defined() && grad.data_ptr() != slot.data_ptr()) {
-    slot.copy_(grad);
-    grad = slot;
-  }
-  mark_ready(i, slot);
+  mark_ready(index, grad);
 }
 
 void Reducer::mark_ready(size_t index, const Tensor& value) {
@@ -221,7 +207,6 @@ void Reducer::finalize() {
   queued_ = false;
   expect_backward_ = false;
   NoGradGuard no_grad;
-  complete_deferred();
   // parameters without a gradient: their slots still take part, so every rank reduces alike
   std::string missing;
   for (size_t i = 0; i < params_.size(); ++i) {

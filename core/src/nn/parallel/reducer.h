@@ -18,7 +18,7 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   Reducer(std::vector<std::string> names, std::vector<Tensor> params,
           distributed::ProcessGroupPtr group, int64_t first_bucket_bytes, int64_t bucket_bytes,
           bool find_unused, bool gradient_as_bucket_view);
-  // Registers a gradient hook on every parameter (they hold a weak reference).
+  // Registers a post-accumulation gradient hook on every parameter (holding a weak reference).
   void install_hooks();
   // After a forward: the next backward synchronises (sync) or only accumulates locally.
   void prepare(const std::vector<Tensor>& outputs, bool sync);
@@ -39,11 +39,10 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
     int64_t offset = 0, numel = 0;
   };
 
-  void on_grad(size_t index, const Tensor& grad);
+  void on_accumulated(size_t index);
   void mark_ready(size_t index, const Tensor& value);
   void launch_ready();
   void launch(size_t index);
-  void complete_deferred();
   void finalize();
   Tensor slot_view(size_t index) const;
 
@@ -60,9 +59,6 @@ class Reducer : public std::enable_shared_from_this<Reducer> {
   size_t next_launch_ = 0;
   bool expect_backward_ = false;  // prepared for a synchronised backward
   bool queued_ = false;           // finalize is queued for the running backward
-  // With gradient_as_bucket_view: the parameter whose gradient hook ran last; its accumulation
-  // into grad() has happened by the next hook or the end of backward. See Note [Bucket views].
-  std::optional<size_t> deferred_;
 };
 
 }  // namespace kiln::nn::parallel

@@ -16,11 +16,13 @@
 #include <kiln/distributed.h>
 #include <kiln/nn/module.h>
 #include <kiln/nn/modules/any.h>
+#include <kiln/nn/modules/container.h>
 #include <kiln/nn/options.h>
 #include <kiln/nn/parallel/comm_hooks.h>
 
 #include <memory>
 #include <ostream>
+#include <type_traits>
 #include <utility>
 
 namespace kiln::nn::parallel {
@@ -43,12 +45,50 @@ struct KILN_API DistributedDataParallelOptions {
 
 class Reducer;
 
+namespace detail {
+// The implementation type a module argument holds: Linear -> LinearImpl, shared_ptr<M> -> M.
+template <class M>
+struct wrapped_impl {
+  using type = typename nn::detail::contained_of<M>::type;
+};
+template <class M>
+struct wrapped_impl<std::shared_ptr<M>> {
+  using type = M;
+};
+template <class M>
+std::shared_ptr<M> shared_module(std::shared_ptr<M> module) {
+  return module;
+}
+template <class M>
+  requires requires { typename M::ContainedType; }
+std::shared_ptr<typename M::ContainedType> shared_module(const M& holder) { return holder.ptr(); }
+template <class M>
+  requires(std::is_base_of_v<Module, M>)
+std::shared_ptr<M> shared_module(M&& module) { return std::make_shared<M>(std::move(module)); }
+}  // namespace detail
+
 class KILN_API DistributedDataParallelImpl : public Module {
  public:
+  // Wraps a module: a holder (Linear, Sequential, a KILN_MODULE), a shared pointer, or a module
+  // value (moved). Its forward is called through AnyModule (one forward(), not overloaded or a
+  // template), or, for a Sequential, through Sequential's own forward (any arguments).
   template <class M>
-  explicit DistributedDataParallelImpl(M module, const DistributedDataParallelOptions& options = {})
-      : module_(module) {
-    init(module_.ptr(), options);
+  explicit DistributedDataParallelImpl(M module,
+                                       const DistributedDataParallelOptions& options = {}) {
+    using Impl = typename detail::wrapped_impl<std::decay_t<M>>::type;
+    static_assert(std::is_base_of_v<Module, Impl>,
+                  "DistributedDataParallel wraps a module (a holder, a shared_ptr or a value)");
+    std::shared_ptr<Impl> shared = detail::shared_module(std::move(module));
+    if constexpr (std::is_base_of_v<SequentialImpl, Impl>) {
+      sequential_ = shared;
+    } else {
+      static_assert(
+          requires { &Impl::forward; },
+          "DistributedDataParallel: the module's forward() must be one function (not "
+          "overloaded or a template), as AnyModule binds it; or wrap a Sequential");
+      any_ = AnyModule(shared);
+    }
+    init(shared, options);
   }
 
   // Calls the wrapped module's forward; gradients of its output are synchronised in backward
@@ -56,7 +96,9 @@ class KILN_API DistributedDataParallelImpl : public Module {
   template <class ReturnType = Tensor, class... Args>
   ReturnType forward(Args&&... args) {
     before_forward();
-    ReturnType out = module_.forward<ReturnType>(std::forward<Args>(args)...);
+    ReturnType out = sequential_ != nullptr
+                         ? sequential_->forward<ReturnType>(std::forward<Args>(args)...)
+                         : any_.forward<ReturnType>(std::forward<Args>(args)...);
     if constexpr (std::is_same_v<ReturnType, Tensor>) {
       after_forward({out});
     } else {
@@ -91,7 +133,7 @@ class KILN_API DistributedDataParallelImpl : public Module {
   }
 
   // The wrapped module (registered as "module": parameters are named "module.weight", ...).
-  std::shared_ptr<Module> module() const { return module_.ptr(); }
+  std::shared_ptr<Module> module() const { return module_; }
   const DistributedDataParallelOptions& options() const { return options_; }
   // The buckets' sizes in elements, in the order they are reduced (for tests and tuning).
   std::vector<int64_t> bucket_sizes() const;
@@ -103,7 +145,9 @@ class KILN_API DistributedDataParallelImpl : public Module {
   void before_forward();
   void after_forward(const std::vector<Tensor>& outputs);
 
-  AnyModule module_;
+  std::shared_ptr<Module> module_;
+  AnyModule any_;                               // the module's forward, or
+  std::shared_ptr<SequentialImpl> sequential_;  // a Sequential's
   DistributedDataParallelOptions options_;
   std::shared_ptr<Reducer> reducer_;
   bool require_sync_ = true;
