@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
+#include <limits>
 #include <string>
 #include <unistd.h>
 
@@ -267,4 +268,25 @@ BOOST_AUTO_TEST_CASE(resident_memory_stays_flat_over_thousands_of_steps) {
 #else
   BOOST_TEST(after - before < 2048);
 #endif
+}
+
+// relu's and threshold's gradients are PyTorch's threshold_backward: 0 where the value is <= the
+// threshold, the gradient elsewhere, a NaN included. PyTorch 1.13 gives [3, 0, 0, 6] for all three:
+//   x = torch.tensor([nan, -1., 0., 2.], requires_grad=True); g = torch.tensor([3., 4., 5., 6.])
+//   torch.relu(x).backward(g); (x * 1).relu_().backward(g); F.threshold(x, 0.5, 7.).backward(g)
+BOOST_AUTO_TEST_CASE(relu_and_threshold_gradients_pass_a_nan_as_pytorch) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor g = kiln::tensor({3.0f, 4.0f, 5.0f, 6.0f});
+  Tensor expected = kiln::tensor({3.0f, 0.0f, 0.0f, 6.0f});
+  for (int form = 0; form < 3; ++form) {
+    Tensor x = kiln::tensor({nan, -1.0f, 0.0f, 2.0f}).requires_grad_();
+    Tensor y =
+        form == 0 ? kiln::relu(x)
+        : form == 1
+            ? (x * 1).relu_()
+            : kiln::nn::functional::threshold(x,
+                                              kiln::nn::functional::ThresholdFuncOptions(0.5, 7.0));
+    y.backward(g);
+    BOOST_TEST(kiln::equal(x.grad(), expected), "form " << form << ": " << x.grad());
+  }
 }
