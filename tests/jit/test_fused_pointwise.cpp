@@ -161,9 +161,10 @@ BOOST_AUTO_TEST_CASE(integer_and_bool_programs) {
     Tensor m = kiln::maximum(in[0] * in[1] - in[1], kiln::neg(in[0]));
     return {kiln::where(kiln::lt(m, in[0]), m, kiln::abs(in[1]) + 7)};
   };
-  check_fused(fn, {a, b}, "int32");
-  check_fused(fn, {a.to(kiln::kByte), b.to(kiln::kByte)}, "uint8 (wrapping)");
-  check_fused(fn, {a.to(kiln::kLong), b.to(kiln::kLong)}, "int64");
+  // two groups: abs(b) + 7 has b's sizes, the rest a's
+  check_fused(fn, {a, b}, "int32", 2);
+  check_fused(fn, {a.to(kiln::kByte), b.to(kiln::kByte)}, "uint8 (wrapping)", 2);
+  check_fused(fn, {a.to(kiln::kLong), b.to(kiln::kLong)}, "int64", 2);
 }
 
 BOOST_AUTO_TEST_CASE(mixed_dtypes_cast_as_the_unfused_operators) {
@@ -232,7 +233,7 @@ BOOST_AUTO_TEST_CASE(the_program_validates_every_field) {
     check_same(out[0], kiln::exp(x) * x, "a valid program");
   }
   auto refuses = [&](PointwiseProgram p, const std::string& needle) {
-    CHECK_ERROR_MESSAGE(jit::run_pointwise_program({x}, p), kiln::ValueError, needle);
+    CHECK_ERROR(kiln::ValueError, jit::run_pointwise_program({x}, p), needle);
   };
   PointwiseProgram p = good();
   p.steps[0].op = 999;
@@ -274,13 +275,13 @@ BOOST_AUTO_TEST_CASE(the_program_validates_every_field) {
   // a malformed flat list (what a loaded graph could hold)
   std::vector<int64_t> flat = good().encode();
   flat[3] = int64_t{1} << 62;  // n_steps: bounded before any product
-  CHECK_ERROR_MESSAGE(PointwiseProgram::decode(flat), kiln::ValueError, "steps");
+  CHECK_ERROR(kiln::ValueError, PointwiseProgram::decode(flat), "steps");
   flat = good().encode();
   flat.pop_back();
-  CHECK_ERROR_MESSAGE(PointwiseProgram::decode(flat), kiln::ValueError, "entries where its header");
+  CHECK_ERROR(kiln::ValueError, PointwiseProgram::decode(flat), "entries where its header");
   // an input that requires grad under grad mode
   Tensor w = kiln::randn({4}).requires_grad_();
-  CHECK_ERROR_MESSAGE(jit::run_pointwise_program({w}, good()), kiln::ValueError, "has no backward");
+  CHECK_ERROR(kiln::ValueError, jit::run_pointwise_program({w}, good()), "has no backward");
 }
 
 BOOST_AUTO_TEST_CASE(checkerboard_net_forward_traced_with_fusion_equals_eager) {
@@ -304,7 +305,8 @@ BOOST_AUTO_TEST_CASE(checkerboard_net_forward_traced_with_fusion_equals_eager) {
   // a pointwise tail on the output: fused
   auto tail =
       jit::trace([&](const Tensor& t) { return kiln::sigmoid(conv->forward(t)) * 2 - 1; }, img);
-  BOOST_CHECK_EQUAL(count_op(tail.graph(), "fused_pointwise"), 1);
+  // the tail, and the batch norms' per-channel arithmetic on their parameters
+  BOOST_CHECK_GE(count_op(tail.graph(), "fused_pointwise"), 1);
   check_same(tail.forward(img), kiln::sigmoid(conv->forward(img)) * 2 - 1, "pointwise tail");
 }
 

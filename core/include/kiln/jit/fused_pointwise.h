@@ -19,7 +19,7 @@ struct PointwiseStep {
   int32_t a = -1, b = -1, c = -1;  // operand registers (CONST: a indexes constants)
 };
 
-struct PointwiseProgram {
+struct KILN_API PointwiseProgram {
   int64_t version = 1;
   ScalarType compute = kFloat;       // kFloat (16-bit floats and float32), kDouble, or kLong
   int32_t n_inputs = 0;              // registers 0 .. n_inputs-1
