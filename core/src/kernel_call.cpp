@@ -157,6 +157,30 @@ void run_kernel(const OperatorBase& op, std::initializer_list<const Tensor*> inp
                                 "' and did not opt in to CPU fallback"));
 }
 
+void run_kernel_list(const OperatorBase& op, const std::vector<const Tensor*>& inputs,
+                     const std::vector<const Tensor*>& outputs, const Attrs& attrs) {
+  KILN_INTERNAL_ASSERT(!outputs.empty() && inputs.size() <= kMaxOperands &&
+                       outputs.size() <= kMaxOperands);
+  const Device device = outputs.front()->device();
+  const OperatorBase::PluginKernel& k = op.plugin_kernel(device.type());
+  if (k.fn == nullptr) {
+    throw NotImplementedError(str(op.name(), ": no kernel for device '",
+                                  device_type_name(device.type()),
+                                  "'; the operator has kernels for: ", devices_with_kernel(op)));
+  }
+  kiln_tensor in[kMaxOperands];
+  kiln_tensor out[kMaxOperands];
+  int32_t n_in = 0, n_out = 0;
+  for (const Tensor* t : inputs) in[n_in++] = describe(*t);
+  for (const Tensor* t : outputs) out[n_out++] = describe(*t);
+  kiln_call call{sizeof(kiln_call), op.name(),    in,     n_in, out, n_out,
+                 attrs.data(),      attrs.size(), nullptr};
+  auto fn = reinterpret_cast<kiln_kernel_fn>(k.fn);
+  if (fn(&call, k.user) != 0) {
+    throw_plugin_error(str(op.name(), " on ", device.str(), ": "), take_plugin_failure());
+  }
+}
+
 }  // namespace kiln::detail
 
 namespace kiln {

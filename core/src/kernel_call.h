@@ -7,6 +7,7 @@
 #include <kiln/tensor.h>
 
 #include <initializer_list>
+#include <vector>
 
 namespace kiln::detail {
 
@@ -58,6 +59,11 @@ class Attrs {
 // kernel raises NotImplementedError naming the devices that have one.
 void run_kernel(const OperatorBase& op, std::initializer_list<const Tensor*> inputs,
                 std::initializer_list<const Tensor*> outputs, const Attrs& attrs = Attrs());
+
+// The same for operand counts known at run time (at most 16 of each; fused_pointwise). No CPU
+// fallback: callers check that the device has the kernel.
+void run_kernel_list(const OperatorBase& op, const std::vector<const Tensor*>& inputs,
+                     const std::vector<const Tensor*>& outputs, const Attrs& attrs = Attrs());
 
 // Fills a descriptor viewing t (no copies).
 kiln_tensor describe(const Tensor& t);

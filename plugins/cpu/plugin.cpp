@@ -67,6 +67,7 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
     cpu::register_attention(table);
     cpu::register_sort(table);
     cpu::register_softmax(table);
+    cpu::register_fused_pointwise(table);
     if (table.status() != 0) return table.status();  // the host has set the error
     kiln::sdk::log(KILN_LOG_DEBUG, "cpu: registered " + std::to_string(table.count()) + " kernels");
     return 0;

@@ -31,5 +31,7 @@ void register_pool(KernelTable& table);        // pool.cpp
 void register_attention(KernelTable& table);   // attention.cpp
 void register_sort(KernelTable& table);        // sort.cpp
 void register_softmax(KernelTable& table);     // softmax.cpp
+// fused_pointwise.cpp
+void register_fused_pointwise(KernelTable& table);
 
 }  // namespace kiln::cpu

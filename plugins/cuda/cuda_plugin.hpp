@@ -78,5 +78,7 @@ void register_matmul(KernelTable& table);       // matmul.cu
 void register_resample(KernelTable& table);     // resample.cu
 void register_sort(KernelTable& table);         // sort.cu
 void register_scan(KernelTable& table);         // scan.cu
+// fused_pointwise.cu
+void register_fused_pointwise(KernelTable& table);
 
 }  // namespace kiln::cuda

@@ -79,6 +79,7 @@ KILN_PLUGIN_EXPORT kiln_status kiln_plugin_init(const kiln_host* host) {
     cuda::register_resample(table);
     cuda::register_sort(table);
     cuda::register_scan(table);
+    cuda::register_fused_pointwise(table);
     if (table.status() != 0) return table.status();
     kiln::sdk::log(KILN_LOG_DEBUG,
                    "cuda: registered " + std::to_string(table.count()) + " kernels");

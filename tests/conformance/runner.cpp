@@ -103,6 +103,9 @@ const std::map<std::string, std::string> kNoCase = {
     {"unsqueeze", "a view: no kernel; test_tensor and test_gradcheck check it"},
     {"squeeze", "a view: no kernel; test_tensor and test_gradcheck check it"},
     {"squeeze.dim", "a view: no kernel; test_tensor and test_gradcheck check it"},
+    {"fused_pointwise", "a pointwise program (kiln::jit::fuse_pointwise); test_fused_pointwise "
+                        "compares it with the unfused operators, test_jit_conformance traces "
+                        "every case with fusion"},
     {"linear", "a composite of mm and add (cases above); test_nn checks it against PyTorch"},
     {"lstm", "a recurrent composite; test_nn checks it against PyTorch (rnn_cases.txt)"},
     {"lstm.data", "a recurrent composite; test_nn checks it against PyTorch (rnn_cases.txt)"},

@@ -83,13 +83,19 @@ KILN_API int eliminate_common_subexpressions(Graph& graph);
 // Runs the nodes whose tensor inputs are all constants (deterministic, not in place, inputs
 // nothing writes) at optimization time; their outputs become constants.
 KILN_API int fold_constants(Graph& graph);
+// Fuses chains of pointwise nodes (same sizes, device and compute type; inputs may broadcast) into
+// one node that runs a pointwise program through the optional primitive fused_pointwise
+// (kiln/jit/fused_pointwise.h), on devices that have it; under grad it runs the original nodes.
+// Returns how many nodes it removed (a group of k nodes removes k - 1). See docs/graphs.md.
+KILN_API int fuse_pointwise(Graph& graph);
 
 struct TraceOptions {
   // A call whose inputs differ from every trace's in shape, dtype or device (or whose module
   // mode or autocast state differs) traces again, and the graph is cached per signature; false:
   // such a call raises a kiln::ValueError.
   bool retrace = true;
-  // Run dead-code elimination, common subexpressions and constant folding on each trace.
+  // Run dead-code elimination, common subexpressions, constant folding and pointwise fusion on
+  // each trace.
   bool optimize = true;
 };
 

@@ -83,6 +83,7 @@ struct TracedState {
       eliminate_common_subexpressions(g);
       fold_constants(g);
       eliminate_dead_code(g);
+      fuse_pointwise(g);
     }
     plan(*e);
     entries.push_back(std::move(e));

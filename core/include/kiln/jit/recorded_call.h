@@ -218,6 +218,8 @@ class TypedCall final : public RecordedCall {
   std::unique_ptr<RecordedCall> clone() const override {
     return std::make_unique<TypedCall>(*this);
   }
+  // The recorded arguments (graph passes read non-tensor ones: kiln::jit::fuse_pointwise).
+  const auto& arguments() const { return args_; }
 
  private:
   template <size_t... I>

@@ -14,6 +14,12 @@
  * table of collectives (kiln_comm_ops); see "Communication backends" below and
  * docs/writing-a-comm-backend.md.
  *
+ * What a device plugin may add (ABI 1.4): a kernel for the optional primitive `fused_pointwise`,
+ * a small pointwise program (inputs, elementwise steps from a versioned op table, outputs) that
+ * the graph pass kiln::jit::fuse_pointwise makes from chains of pointwise operators; see
+ * kiln/sdk/pointwise_program.hpp and docs/primitives.md. A plugin built for 1.3 or older has no
+ * such kernel, loads as before, and its traced graphs run the unfused operators.
+ *
  * What a device plugin registers:
  *   - a device type by name ("cpu", "cuda", "mydev") with its device operations
  *     (kiln_device_ops: count, describe, alloc, free, copy to and from host memory);
@@ -46,7 +52,7 @@
 #include <stdint.h>
 
 #define KILN_ABI_MAJOR 1
-#define KILN_ABI_MINOR 3
+#define KILN_ABI_MINOR 4
 
 #ifdef __cplusplus
 extern "C" {
