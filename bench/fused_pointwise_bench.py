@@ -3,22 +3,9 @@ and torch.jit.script'ed (TorchScript's fuser on the CPU, when it has one), in mi
 call, and a copy of 16M floats (the STREAM copy bandwidth torch reaches). Prints one JSON line.
 Run by kiln-fused-bench with Debian's python3-torch; two threads."""
 import json
-import statistics
-import time
 
 import torch
-
-
-def median_seconds(f, inner, runs=7):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+from timing import median_seconds
 
 
 def chain(x, y):
