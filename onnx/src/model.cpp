@@ -543,6 +543,10 @@ const jit::Graph& Model::graph() const {
                    "(run the model once with tracing on)");
   return state_->traced.graph();
 }
+bool Model::replays() const {
+  return state_ && state_->options.trace && state_->has_trace && !state_->eager;
+}
+
 const jit::TracedFunction& Model::traced() const {
   KILN_CHECK_VALUE(state_ != nullptr, "onnx::Model::traced: the model is empty (not loaded)");
   return state_->traced;

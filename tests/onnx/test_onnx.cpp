@@ -39,10 +39,9 @@ struct Builder {
              int elem = pb::TensorProto_DataType_FLOAT) {
     value(g->add_input(), name, dims, elem);
   }
-  void output(const std::string& name, int elem = pb::TensorProto_DataType_FLOAT) {
-    auto* v = g->add_output();
-    v->set_name(name);
-    v->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+  void output(const std::string& name, std::vector<int64_t> dims,
+              int elem = pb::TensorProto_DataType_FLOAT) {
+    value(g->add_output(), name, dims, elem);
   }
   static void value(pb::ValueInfoProto* v, const std::string& name, std::vector<int64_t> dims,
                     int elem) {
@@ -137,7 +136,7 @@ BOOST_AUTO_TEST_CASE(gemm_relu_matches_eager_and_traces) {
   Builder::attr_i(gemm, "transB", 1);
   Builder::attr_f(gemm, "alpha", 0.5F);
   b.node("Relu", {"h"}, {"y"});
-  b.output("y");
+  b.output("y", {-1, 4});
   auto model = b.load();
   BOOST_CHECK_EQUAL(model.inputs().size(), 1U);
   BOOST_CHECK_EQUAL(model.inputs()[0].sizes[0], -1);

@@ -77,6 +77,10 @@ class KILN_ONNX_API Model {
   // The traced graph of the most recent call (kiln::jit's graph type); a kiln::ValueError
   // before the first call or when tracing is off.
   const jit::Graph& graph() const;
+  // Whether calls replay traced graphs: false before the first call, with LoadOptions::trace
+  // off, or when the graph reads a value it computes (a shape from data, not from Shape
+  // chains), which a trace would freeze: such a model interprets its graph on every call.
+  bool replays() const;
   // The traced function of the model (retraced per signature); empty before the first call.
   const jit::TracedFunction& traced() const;
 
