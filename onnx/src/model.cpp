@@ -202,6 +202,61 @@ ValueInfo value_info(const pb::ValueInfoProto& v, const std::string& file, const
   return info;
 }
 
+void check_structure(const pb::GraphProto& g, int64_t opset, const std::string& file) {
+  std::unordered_set<std::string> defined;
+  auto define = [&](const std::string& name, const std::string& where) {
+    KILN_CHECK_VALUE(!name.empty(), "onnx::load: ", file, ": ", where, " has an empty name");
+    KILN_CHECK_VALUE(defined.insert(name).second, "onnx::load: ", file, ": ", where,
+                     " redefines the value '", name, "'");
+  };
+  for (int k = 0; k < g.initializer_size(); ++k) {
+    define(g.initializer(k).name(), "initializer " + std::to_string(k));
+  }
+  for (int k = 0; k < g.input_size(); ++k) {
+    if (!defined.count(g.input(k).name())) {
+      define(g.input(k).name(), "graph input " + std::to_string(k));
+    }
+  }
+  for (int k = 0; k < g.node_size(); ++k) {
+    const auto& node = g.node(k);
+    NodeRun n(node, k, opset, file);
+    if ((node.domain().empty() || node.domain() == "ai.onnx") &&
+        !op_table().count(node.op_type())) {
+      n.unsupported("the operator " + node.op_type() + " is not supported by kiln");
+    }
+    for (int j = 0; j < node.input_size(); ++j) {
+      if (!node.input(j).empty() && !defined.count(node.input(j))) {
+        n.fail(kiln::detail::str("input ", j, " '", node.input(j),
+                                 "' is neither a graph input, an initializer nor the output of "
+                                 "an earlier node"));
+      }
+    }
+    for (int j = 0; j < node.output_size(); ++j) {
+      if (!node.output(j).empty())
+        define(node.output(j), n.where() + ": output " + std::to_string(j));
+    }
+  }
+  for (const auto& v : g.output()) {
+    KILN_CHECK_VALUE(defined.count(v.name()), "onnx::load: ", file, ": graph output '", v.name(),
+                     "' is not defined by the graph");
+  }
+}
+
+void run_checker(const pb::ModelProto& m, const std::string& file, const std::string& base_dir) {
+  try {
+    pb::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(m.ir_version()));
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& o : m.opset_import()) opsets[o.domain()] = static_cast<int>(o.version());
+    ctx.set_opset_imports(opsets);
+    ctx.set_model_dir(base_dir);
+    pb::checker::check_model(m, ctx);
+  } catch (const pb::checker::ValidationError& e) {
+    throw ValueError(kiln::detail::str("onnx::load: ", file,
+                                       ": ONNX's checker refuses it: ", e.what()));
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<ModelState> build(const std::string& bytes, const std::string& file,
@@ -233,33 +288,16 @@ std::shared_ptr<ModelState> build(const std::string& bytes, const std::string& f
                                                 "): kiln runs ONNX's default "
                                                 "domain only"));
   }
-  // an operator kiln lacks is named before ONNX's checker or converter look at the graph
-  for (int k = 0; k < m.graph().node_size(); ++k) {
-    const auto& node = m.graph().node(k);
-    if ((node.domain().empty() || node.domain() == "ai.onnx") &&
-        !op_table().count(node.op_type())) {
-      NodeRun(node, k, st->opset, st->file)
-          .unsupported("the operator " + node.op_type() + " is not supported by kiln");
-    }
-  }
-  if (options.check) {
-    try {
-      pb::checker::CheckerContext ctx;
-      ctx.set_ir_version(static_cast<int>(m.ir_version()));
-      std::unordered_map<std::string, int> opsets;
-      for (const auto& o : m.opset_import()) {
-        opsets[o.domain()] = static_cast<int>(o.version());
-      }
-      ctx.set_opset_imports(opsets);
-      ctx.set_model_dir(base_dir);
-      pb::checker::check_model(m, ctx);
-    } catch (const pb::checker::ValidationError& e) {
-      throw ValueError(kiln::detail::str("onnx::load: ", file,
-                                         ": ONNX's checker refuses it: ", e.what()));
-    }
-  }
+  // an operator kiln lacks is named, and the graph's structure checked (every value defined
+  // once, before its use; libonnx's version converter crashes on a graph that is not), before
+  // ONNX's checker or converter look at the graph
+  check_structure(m.graph(), st->opset, file);
+  bool checked = false;
   if (st->opset < 13 && options.convert_opset) {
-    // ONNX's own version converter upgrades an older model to opset 13
+    // ONNX's own version converter upgrades an older model to opset 13 (checked before: the
+    // converter's output of an IR 3 model need not pass the checker)
+    if (options.check) run_checker(m, file, base_dir);
+    checked = true;
     const int64_t from = st->opset;
     try {
       st->proto = pb::version_conversion::ConvertVersion(st->proto, 13);
@@ -393,6 +431,9 @@ std::shared_ptr<ModelState> build(const std::string& bytes, const std::string& f
     st->outputs.push_back(value_info(v, file, "output"));
     st->output_ids.push_back(it->second);
   }
+  // ONNX's checker after kiln's own checks (which name the node and field, and keep external
+  // data inside the model's folder)
+  if (options.check && !checked) run_checker(m, file, base_dir);
   st->num_values = id.size();
   st->initial.resize(st->num_values);
   for (auto& [k, t] : inits) st->initial[static_cast<size_t>(k)] = std::move(t);

@@ -12,6 +12,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -114,7 +115,7 @@ struct Builder {
   }
 };
 
-[[maybe_unused]] Tensor longs(std::vector<int64_t> v) {
+Tensor longs(std::vector<int64_t> v) {
   return kiln::tensor(v, kiln::TensorOptions().dtype(kiln::kLong));
 }
 
@@ -146,4 +147,260 @@ BOOST_AUTO_TEST_CASE(gemm_relu_matches_eager_and_traces) {
   }
   BOOST_CHECK_EQUAL(model.traced().num_traces(), 2U);
   BOOST_CHECK(model.graph().str().find("addmm") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(shape_chain_is_evaluated_at_trace_time) {
+  // y = Reshape(x, Concat(Gather(Shape(x), 0), [-1])): the batch stays dynamic, and the graph
+  // holds the reshape only (no shape operators), retraced per batch size
+  Builder b;
+  b.input("x", {-1, 2, 3});
+  b.init("minus1", longs({-1}));
+  b.init("zero", kiln::zeros({}, kiln::TensorOptions().dtype(kiln::kLong)));
+  b.node("Shape", {"x"}, {"s"});
+  auto* gather = b.node("Gather", {"s", "zero"}, {"n"});
+  Builder::attr_i(gather, "axis", 0);
+  b.init("axes", longs({0}));
+  b.node("Unsqueeze", {"n", "axes"}, {"n1"});
+  auto* cat = b.node("Concat", {"n1", "minus1"}, {"shape"});
+  Builder::attr_i(cat, "axis", 0);
+  b.node("Reshape", {"x", "shape"}, {"flat"});
+  b.node("Relu", {"flat"}, {"y"});
+  b.output("y", {-1, 6});
+  auto model = b.load();
+  for (int64_t n : {1, 4}) {
+    Tensor x = kiln::randn({n, 2, 3});
+    check_close(model.forward(x), kiln::relu(x.reshape({n, 6})));
+  }
+  BOOST_CHECK(model.replays());
+  BOOST_CHECK_EQUAL(model.traced().num_traces(), 2U);
+  const std::string g = model.graph().str();
+  BOOST_CHECK_MESSAGE(g.find("index_select") == std::string::npos &&
+                          g.find("cat") == std::string::npos,
+                      g);
+}
+
+BOOST_AUTO_TEST_CASE(reshape_zero_and_minus_one_and_transpose) {
+  Builder b;
+  b.input("x", {2, 3, 4});
+  b.init("shape", longs({0, -1}));
+  b.node("Reshape", {"x", "shape"}, {"r"});
+  auto* t = b.node("Transpose", {"r"}, {"y"});
+  Builder::attr_ints(t, "perm", {1, 0});
+  b.output("y", {12, 2});
+  Tensor x = kiln::randn({2, 3, 4});
+  check_close(b.load().forward(x), x.reshape({2, 12}).t());
+}
+
+BOOST_AUTO_TEST_CASE(conv_auto_pad_same_upper_matches_explicit_padding) {
+  kiln::manual_seed(1);
+  Tensor w = kiln::randn({4, 3, 2, 2}), bias = kiln::randn({4});
+  Builder b;
+  b.input("x", {1, 3, 5, 5});
+  b.init("w", w);
+  b.init("b", bias);
+  auto* conv = b.node("Conv", {"x", "w", "b"}, {"y"}, "conv");
+  Builder::attr_s(conv, "auto_pad", "SAME_UPPER");
+  b.output("y", {1, 4, 5, 5});
+  Tensor x = kiln::randn({1, 3, 5, 5});
+  // kernel 2, stride 1: one padding row and column, at the end (SAME_UPPER)
+  Tensor want = kiln::conv2d(kiln::constant_pad_nd(x, {0, 1, 0, 1}), w, bias);
+  check_close(b.load().forward(x), want);
+}
+
+BOOST_AUTO_TEST_CASE(external_data_is_read_inside_the_model_folder_only) {
+  const fs::path dir = fs::temp_directory_path() / "kiln_onnx_external";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "weights");
+  Tensor w = kiln::arange(6, kiln::TensorOptions().dtype(kiln::kFloat)).reshape({2, 3});
+  {
+    std::ofstream out(dir / "weights" / "w.bin", std::ios::binary);
+    out << "pad!";  // the tensor starts at offset 4
+    out.write(static_cast<const char*>(w.data_ptr()), static_cast<std::streamsize>(w.nbytes()));
+  }
+  auto make = [&](const std::string& location, const std::string& length) {
+    Builder b;
+    b.input("x", {2, 3});
+    auto* p = b.g->add_initializer();
+    p->set_name("w");
+    p->add_dims(2);
+    p->add_dims(3);
+    p->set_data_type(pb::TensorProto_DataType_FLOAT);
+    p->set_data_location(pb::TensorProto_DataLocation_EXTERNAL);
+    auto add = [&](const char* k, const std::string& v) {
+      auto* e = p->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    add("location", location);
+    add("offset", "4");
+    add("length", length);
+    b.node("Add", {"x", "w"}, {"y"});
+    b.output("y", {2, 3});
+    std::ofstream(dir / "model.onnx", std::ios::binary) << b.model.SerializeAsString();
+    return (dir / "model.onnx").string();
+  };
+  Tensor x = kiln::ones({2, 3});
+  check_close(kiln::onnx::load(make("weights/w.bin", "24")).forward(x), x + w);
+  CHECK_ERROR(kiln::ValueError, kiln::onnx::load(make("weights/w.bin", "20")), "initializer 0 'w'",
+              "length 20", "need 24");
+  CHECK_ERROR(kiln::ValueError, kiln::onnx::load(make("../escape.bin", "24")),
+              "leaves the model's folder");
+  CHECK_ERROR(kiln::ValueError, kiln::onnx::load(make("/etc/passwd", "24")), "relative");
+  fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(load_errors_name_the_operator_node_and_opset) {
+  {
+    Builder b(15);
+    b.input("x", {2});
+    b.node("Relu", {"x"}, {"h"});
+    b.node("Hardmax", {"h"}, {"y"}, "the_hardmax");
+    b.output("y", {2});
+    CHECK_ERROR(kiln::NotImplementedError, b.load(), "test.onnx", "node 1", "the_hardmax",
+                "Hardmax", "opset 15", "not supported");
+  }
+  {
+    Builder b(18);
+    b.input("x", {2});
+    b.node("Relu", {"x"}, {"y"});
+    b.output("y", {2});
+    CHECK_ERROR(kiln::NotImplementedError, b.load(), "opset 18", "13 to 17");
+  }
+  {
+    Builder b;
+    b.input("x", {2, 2});
+    auto* n = b.node("Softmax", {"x"}, {"y"}, "sm");
+    Builder::attr_f(n, "axis", 1.0F);  // axis must be an INT
+    b.output("y", {2, 2});
+    CHECK_ERROR(kiln::ValueError, b.load(), "node 0", "sm", "'axis'", "INT", "FLOAT");
+  }
+  {
+    Builder b;
+    b.input("x", {2});
+    b.node("Add", {"x", "nowhere"}, {"y"});
+    b.output("y", {2});
+    CHECK_ERROR(kiln::ValueError, b.load(), "node 0", "'nowhere'");
+  }
+  {
+    Builder b;
+    b.input("x", {2});
+    auto* p = b.init("w", kiln::ones({2}));
+    p->set_raw_data(std::string(7, '\0'));  // 7 bytes for 2 floats
+    b.node("Add", {"x", "w"}, {"y"});
+    b.output("y", {2});
+    CHECK_ERROR(kiln::ValueError, b.load(), "initializer 0 'w'", "raw_data has 7 bytes", "8");
+  }
+  {
+    Builder b;
+    b.input("x", {2});
+    auto* p = b.init("w", kiln::ones({2}));
+    p->clear_dims();
+    p->add_dims(int64_t{1} << 40);
+    p->add_dims(int64_t{1} << 40);  // the element count overflows
+    b.node("Add", {"x", "w"}, {"y"});
+    b.output("y", {2});
+    CHECK_ERROR(kiln::ValueError, b.load(), "initializer 0 'w'", "overflows");
+  }
+  {
+    Builder b;
+    b.input("x", {1, 1, 4, 4});
+    auto* n = b.node("MaxPool", {"x"}, {"y", "idx"}, "pool");
+    Builder::attr_ints(n, "kernel_shape", {2, 2});
+    b.output("y", {1, 1, 2, 2});
+    b.output("idx", {1, 1, 2, 2}, pb::TensorProto_DataType_INT64);
+    CHECK_ERROR(kiln::NotImplementedError, b.load(), "pool", "2 outputs");
+  }
+  CHECK_ERROR(kiln::ValueError, kiln::onnx::load_from_string("not a model", "junk.onnx"),
+              "junk.onnx");
+  CHECK_ERROR(kiln::ValueError, kiln::onnx::load("/nonexistent/model.onnx"), "cannot open");
+}
+
+BOOST_AUTO_TEST_CASE(run_checks_inputs_against_the_declarations) {
+  Builder b;
+  b.input("x", {-1, 3});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", {-1, 3});
+  auto model = b.load();
+  CHECK_ERROR(kiln::ValueError, model.run({}), "takes 1 inputs, got 0");
+  CHECK_ERROR(kiln::ValueError, model.forward(kiln::ones({2, 4})), "'x'", "[2, 4]", "[-1, 3]");
+  CHECK_ERROR(kiln::ValueError,
+              model.forward(kiln::ones({2, 3}, kiln::TensorOptions().dtype(kiln::kDouble))), "'x'",
+              "float64", "float32");
+  CHECK_ERROR(kiln::ValueError, kiln::onnx::Model().run({}), "empty");
+}
+
+BOOST_AUTO_TEST_CASE(a_graph_reading_computed_values_runs_interpreted) {
+  // Reshape's shape comes from the data: a trace would freeze it, so the model interprets
+  Builder b;
+  b.input("x", {6});
+  b.input("shape", {2}, pb::TensorProto_DataType_INT64);
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  b.output("y", {-1, -1});
+  auto model = b.load();
+  Tensor x = kiln::randn({6});
+  check_close(model.run({x, longs({2, 3})})[0], x.reshape({2, 3}));
+  check_close(model.run({x, longs({3, 2})})[0], x.reshape({3, 2}));
+  BOOST_CHECK(!model.replays());
+}
+
+BOOST_AUTO_TEST_CASE(supported_operators_lists_the_required_set) {
+  auto ops = kiln::onnx::supported_operators();
+  for (const char* op : {"Add",
+                         "Sub",
+                         "Mul",
+                         "Div",
+                         "Pow",
+                         "Neg",
+                         "Abs",
+                         "Sqrt",
+                         "Exp",
+                         "Log",
+                         "Relu",
+                         "LeakyRelu",
+                         "Sigmoid",
+                         "Tanh",
+                         "Erf",
+                         "HardSigmoid",
+                         "HardSwish",
+                         "Clip",
+                         "Softmax",
+                         "LogSoftmax",
+                         "MatMul",
+                         "Gemm",
+                         "Conv",
+                         "ConvTranspose",
+                         "BatchNormalization",
+                         "MaxPool",
+                         "AveragePool",
+                         "GlobalAveragePool",
+                         "Flatten",
+                         "Reshape",
+                         "Transpose",
+                         "Concat",
+                         "Split",
+                         "Slice",
+                         "Gather",
+                         "Squeeze",
+                         "Unsqueeze",
+                         "Shape",
+                         "Constant",
+                         "ConstantOfShape",
+                         "Cast",
+                         "Where",
+                         "Equal",
+                         "Less",
+                         "Greater",
+                         "Not",
+                         "ReduceMean",
+                         "ReduceSum",
+                         "ReduceMax",
+                         "Expand",
+                         "Identity",
+                         "Dropout",
+                         "LayerNormalization",
+                         "Range",
+                         "Tile",
+                         "Pad"}) {
+    BOOST_CHECK_MESSAGE(std::find(ops.begin(), ops.end(), op) != ops.end(), op);
+  }
 }
