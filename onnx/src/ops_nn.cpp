@@ -291,6 +291,18 @@ Out layer_norm(NodeRun& n) {
   const double eps = n.f("epsilon", 1e-5F);
   const Tensor& scale = n.input(1);
   Tensor bias = n.has_input(2) ? n.input(2) : Tensor();
+  if (n.has_output(1) || n.has_output(2)) {
+    // the mean and inverse standard deviation too, over the normalized dimensions (kept)
+    std::vector<int64_t> dims;
+    for (int64_t d = axis; d < x.dim(); ++d) dims.push_back(d);
+    Tensor xf = x.to(kFloat);
+    Tensor mean = kiln::mean(xf, dims, true);
+    Tensor c = xf - mean;
+    Tensor inv = kiln::rsqrt(kiln::mean(c * c, dims, true) + eps);
+    Tensor y = (c * inv).to(x.dtype()) * scale;
+    if (bias.defined()) y = y + bias;
+    return {y, mean, inv};
+  }
   if (scale.sizes() == IntArrayRef(shape) && (!bias.defined() || bias.sizes() == scale.sizes())) {
     return {kiln::nn::functional::layer_norm(x, shape, scale, bias, eps)};
   }
@@ -371,13 +383,9 @@ void add_nn_ops(std::vector<OpDef>& ops) {
                    return {kiln::nn::functional::log_softmax(x, norm_axis(n, n.i("axis", -1),
                                                                           x.dim()))};
                  }});
-  OpDef ln{"LayerNormalization",
-           2,
-           3,
-           1,
-           1,
-           {{"axis", A::INT}, {"epsilon", A::FLOAT}, {"stash_type", A::INT}},
-           layer_norm};
+  const std::vector<AttrSpec> ln_attrs = {
+      {"axis", A::INT}, {"epsilon", A::FLOAT}, {"stash_type", A::INT}};
+  OpDef ln{"LayerNormalization", 2, 3, 1, 3, ln_attrs, layer_norm};
   ln.since = 17;
   ops.push_back(ln);
 }
