@@ -254,10 +254,10 @@ BOOST_AUTO_TEST_CASE(load_errors_name_the_operator_node_and_opset) {
     Builder b(15);
     b.input("x", {2});
     b.node("Relu", {"x"}, {"h"});
-    b.node("Hardmax", {"h"}, {"y"}, "the_hardmax");
+    b.node("GridSample", {"h", "h"}, {"y"}, "the_grid_sample");
     b.output("y", {2});
-    CHECK_ERROR(kiln::NotImplementedError, b.load(), "test.onnx", "node 1", "the_hardmax",
-                "Hardmax", "opset 15", "not supported");
+    CHECK_ERROR(kiln::NotImplementedError, b.load(), "test.onnx", "node 1", "the_grid_sample",
+                "GridSample", "opset 15", "not supported");
   }
   {
     Builder b(18);
