@@ -404,3 +404,39 @@ BOOST_AUTO_TEST_CASE(supported_operators_lists_the_required_set) {
     BOOST_CHECK_MESSAGE(std::find(ops.begin(), ops.end(), op) != ops.end(), op);
   }
 }
+
+BOOST_AUTO_TEST_CASE(a_small_convnet_runs_on_another_device_plugin) {
+  // docs/writing-a-device-plugin.md's "mydev" (host memory, no kernels: every operator falls
+  // back to the CPU): the importer has nothing device-specific
+  kiln::load_plugin(std::string(KILN_TEST_PLUGIN_DIR) + "/guide_device.so");
+  kiln::set_fallback_warnings(false);
+  kiln::manual_seed(2);
+  Builder b;
+  b.input("x", {-1, 3, 8, 8});
+  b.init("w", kiln::randn({4, 3, 3, 3}));
+  b.init("scale", kiln::rand({4}) + 0.5);
+  b.init("bias", kiln::randn({4}));
+  b.init("mean", kiln::randn({4}) * 0.1);
+  b.init("var", kiln::rand({4}) + 0.5);
+  b.init("fc", kiln::randn({2, 4}));
+  auto* conv = b.node("Conv", {"x", "w"}, {"c"});
+  Builder::attr_ints(conv, "pads", {1, 1, 1, 1});
+  b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"bn"});
+  b.node("Relu", {"bn"}, {"r"});
+  auto* pool = b.node("MaxPool", {"r"}, {"p"});
+  Builder::attr_ints(pool, "kernel_shape", {2, 2});
+  Builder::attr_ints(pool, "strides", {2, 2});
+  b.node("GlobalAveragePool", {"p"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  auto* gemm = b.node("Gemm", {"f", "fc"}, {"y"});
+  Builder::attr_i(gemm, "transB", 1);
+  b.output("y", {-1, 2});
+  Tensor x = kiln::randn({2, 3, 8, 8});
+  Tensor want = b.load().forward(x);
+  kiln::onnx::LoadOptions options;
+  options.device = kiln::Device("mydev");
+  auto model = kiln::onnx::load_from_string(b.model.SerializeAsString(), "test.onnx", {}, options);
+  Tensor got = model.forward(x.to(options.device));
+  BOOST_CHECK_EQUAL(got.device().str(), options.device.str());
+  check_close(got.to(kiln::kCPU), want);
+}
