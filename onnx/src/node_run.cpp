@@ -111,6 +111,7 @@ const std::unordered_map<std::string, OpDef>& op_table() {
     add_shape_ops(ops);
     add_reduce_ops(ops);
     add_extra_ops(ops);
+    add_resize_ops(ops);
     std::unordered_map<std::string, OpDef> t;
     for (auto& op : ops) t.emplace(op.name, std::move(op));
     return t;

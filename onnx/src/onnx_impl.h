@@ -104,6 +104,7 @@ void add_nn_ops(std::vector<OpDef>& ops);
 void add_shape_ops(std::vector<OpDef>& ops);
 void add_reduce_ops(std::vector<OpDef>& ops);
 void add_extra_ops(std::vector<OpDef>& ops);
+void add_resize_ops(std::vector<OpDef>& ops);
 const std::unordered_map<std::string, OpDef>& op_table();
 
 // Element types: ONNX's TensorProto.DataType code to kiln's, nullopt when kiln has none.
