@@ -110,8 +110,11 @@ void check_structure(const pb::GraphProto& g, int64_t opset, const std::string& 
   for (int k = 0; k < g.node_size(); ++k) {
     const auto& node = g.node(k);
     NodeRun n(node, k, opset, file);
+    // operators of older opsets that ONNX's version converter renames for opset 13
+    const bool renamed = opset < 13 &&
+                         (node.op_type() == "Scatter" || node.op_type() == "Upsample");
     if ((node.domain().empty() || node.domain() == "ai.onnx") &&
-        !op_table().count(node.op_type())) {
+        !op_table().count(node.op_type()) && !renamed) {
       n.unsupported("the operator " + node.op_type() + " is not supported by kiln");
     }
     for (int j = 0; j < node.input_size(); ++j) {

@@ -1,4 +1,5 @@
-// More of ONNX's operators (https://onnx.ai/onnx/operators/): GatherElements, Trilu, Mod,
+// More of ONNX's operators (https://onnx.ai/onnx/operators/): GatherElements, ScatterElements
+// (reduction none or add), Trilu, Mod,
 // CastLike, Hardmax, CumSum, Einsum, DepthToSpace, SpaceToDepth, InstanceNormalization, OneHot,
 // Shrink, EyeLike, TopK, and the losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 #include "onnx_impl.h"
@@ -157,6 +158,23 @@ Out top_k(NodeRun& n) {
   return {values, indices};
 }
 
+Out scatter_elements(NodeRun& n) {
+  const Tensor& x = n.input(0);
+  const Tensor& updates = n.input(2);
+  const int64_t axis = norm_axis(n, n.i("axis", 0), x.dim());
+  Tensor idx = wrap_indices(n.input(1), x.size(axis));
+  if (n.s("reduction", "none") == "add") return {kiln::scatter_add(x, axis, idx, updates)};
+  // none: the updated positions take their update (indices are unique, as ONNX requires)
+  Tensor hit = kiln::scatter_add(kiln::zeros_like(x), axis, idx, kiln::ones_like(updates));
+  Tensor vals = kiln::scatter_add(kiln::zeros_like(x), axis, idx, updates);
+  return {kiln::where(kiln::gt(hit, 0), vals, x)};
+}
+
+void check_scatter(const NodeRun& n) {
+  const std::string r = n.s("reduction", "none");
+  if (r != "none" && r != "add") n.unsupported("reduction '" + r + "' is not supported");
+}
+
 // ONNX's NegativeLogLikelihoodLoss of log-probabilities [N, C, d...] and targets [N, d...].
 Tensor nll(const NodeRun& n, const Tensor& logp, const Tensor& target, const Tensor& weight) {
   Tensor t = target.to(kLong);
@@ -198,6 +216,14 @@ Out softmax_cross_entropy(NodeRun& n) {
 
 void add_extra_ops(std::vector<OpDef>& ops) {
   ops.push_back({"GatherElements", 2, 2, 1, 1, {{"axis", A::INT}}, gather_elements});
+  ops.push_back({"ScatterElements",
+                 3,
+                 3,
+                 1,
+                 1,
+                 {{"axis", A::INT}, {"reduction", A::STRING}},
+                 scatter_elements,
+                 check_scatter});
   ops.push_back({"Trilu", 1, 2, 1, 1, {{"upper", A::INT}}, trilu});
   ops.push_back({"Mod", 2, 2, 1, 1, {{"fmod", A::INT}}, mod});
   ops.push_back({"CastLike", 2, 2, 1, 1, {}, [](NodeRun& n) -> Out {
