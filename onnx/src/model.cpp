@@ -6,6 +6,7 @@
 #include <kiln/dispatch.h>
 #include <kiln/ops.h>
 #include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
 #include <algorithm>
@@ -193,6 +194,12 @@ std::shared_ptr<ModelState> build(const std::string& bytes, const std::string& f
     checked = true;
     const int64_t from = st->opset;
     try {
+      // the converter's adapters need the shapes (Softmax 12 -> 13 and others): ONNX's shape
+      // inference first, its errors left to the converter
+      try {
+        pb::shape_inference::InferShapes(st->proto);
+      } catch (const std::exception&) {
+      }
       st->proto = pb::version_conversion::ConvertVersion(st->proto, 13);
     } catch (const std::exception& e) {
       throw NotImplementedError(kiln::detail::str("onnx::load: ", file, ": opset ", from,
