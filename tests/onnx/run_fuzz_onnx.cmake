@@ -1,4 +1,5 @@
-# Runs fuzz_onnx_load briefly from seeds: small models of ONNX's backend test data.
+# Runs fuzz_onnx_load briefly from seeds: small models of ONNX's backend test data (opsets 6 to
+# 17).
 #   cmake -DFUZZ=<fuzz_onnx_load> -DWORK=<folder> -DTESTDATA=<data-dir> [-DSECONDS=20]
 #         -P run_fuzz_onnx.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -20,6 +21,14 @@ foreach(test test_add_bcast test_gemm_all_attributes test_conv_with_autopad_same
     if(_pb)
       file(COPY_FILE ${_pb} ${WORK}/seeds/${test}_input_0.pb)
     endif()
+  endif()
+endforeach()
+# older opsets, which go through ONNX's shape inference and version converter
+foreach(test pytorch-converted/test_Softmin pytorch-converted/test_Conv2d pytorch-operator/test_operator_mm
+             pytorch-converted/test_PReLU_1d_multiparam node/test_upsample_nearest)
+  if(EXISTS ${TESTDATA}/${test}/model.onnx)
+    string(REPLACE "/" "_" _seed ${test})
+    file(COPY_FILE ${TESTDATA}/${test}/model.onnx ${WORK}/seeds/${_seed}.onnx)
   endif()
 endforeach()
 execute_process(COMMAND ${FUZZ} -max_total_time=${SECONDS} -rss_limit_mb=2048 -timeout=30
