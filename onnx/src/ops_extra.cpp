@@ -1,5 +1,5 @@
 // More of ONNX's operators (https://onnx.ai/onnx/operators/): GatherElements, ScatterElements
-// (reduction none or add), Trilu, Mod,
+// (reduction none or add), LRN, MeanVarianceNormalization, Trilu, Mod,
 // CastLike, Hardmax, CumSum, Einsum, DepthToSpace, SpaceToDepth, InstanceNormalization, OneHot,
 // Shrink, EyeLike, TopK, and the losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss.
 #include "onnx_impl.h"
@@ -175,6 +175,32 @@ void check_scatter(const NodeRun& n) {
   if (r != "none" && r != "add") n.unsupported("reduction '" + r + "' is not supported");
 }
 
+Out lrn(NodeRun& n) {
+  const Tensor& x = n.input(0);
+  const int64_t size = n.i("size", 0);
+  if (size < 1) n.fail("the attribute 'size' must be positive");
+  if (x.dim() < 3) n.fail(kiln::detail::str("input ", x.sizes(), " needs [N, C, d...]"));
+  const double alpha = n.f("alpha", 1e-4F), beta = n.f("beta", 0.75F), bias = n.f("bias", 1.0F);
+  // the sum of squares over channels [c - floor((size-1)/2), c + ceil((size-1)/2)]
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  std::vector<int64_t> pad(static_cast<size_t>(2 * (x.dim() - 1)), 0);
+  pad[pad.size() - 2] = before;
+  pad[pad.size() - 1] = after;
+  Tensor sq = kiln::constant_pad_nd(x * x, pad, 0);
+  Tensor sum = sq.narrow(1, 0, x.size(1));
+  for (int64_t k = 1; k < size; ++k) sum = sum + sq.narrow(1, k, x.size(1));
+  return {x / kiln::pow(sum * (alpha / static_cast<double>(size)) + bias, beta)};
+}
+
+Out mean_variance_normalization(NodeRun& n) {
+  const Tensor& x = n.input(0);
+  auto axes = n.ints("axes", {0, 2, 3});
+  for (auto& a : axes) a = norm_axis(n, a, x.dim());
+  Tensor mean = kiln::mean(x, axes, true);
+  Tensor var = kiln::mean(x * x, axes, true) - mean * mean;
+  return {(x - mean) / (kiln::sqrt(var) + 1e-9)};
+}
+
 // ONNX's NegativeLogLikelihoodLoss of log-probabilities [N, C, d...] and targets [N, d...].
 Tensor nll(const NodeRun& n, const Tensor& logp, const Tensor& target, const Tensor& weight) {
   Tensor t = target.to(kLong);
@@ -224,6 +250,15 @@ void add_extra_ops(std::vector<OpDef>& ops) {
                  {{"axis", A::INT}, {"reduction", A::STRING}},
                  scatter_elements,
                  check_scatter});
+  ops.push_back({"LRN",
+                 1,
+                 1,
+                 1,
+                 1,
+                 {{"alpha", A::FLOAT}, {"beta", A::FLOAT}, {"bias", A::FLOAT}, {"size", A::INT}},
+                 lrn});
+  ops.push_back(
+      {"MeanVarianceNormalization", 1, 1, 1, 1, {{"axes", A::INTS}}, mean_variance_normalization});
   ops.push_back({"Trilu", 1, 2, 1, 1, {{"upper", A::INT}}, trilu});
   ops.push_back({"Mod", 2, 2, 1, 1, {{"fmod", A::INT}}, mod});
   ops.push_back({"CastLike", 2, 2, 1, 1, {}, [](NodeRun& n) -> Out {
