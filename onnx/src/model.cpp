@@ -214,7 +214,9 @@ std::shared_ptr<ModelState> build(const std::string& bytes, const std::string& f
     throw NotImplementedError(kiln::detail::str("onnx::load: ", file, ": opset ", st->opset,
                                                 " of the default domain is not supported "
                                                 "(13 to 17): convert the model with "
-                                                "onnx.version_converter"));
+                                                "onnx.version_converter, or, for a trusted "
+                                                "file, load it with "
+                                                "LoadOptions::convert_opset"));
   }
   const auto& g = m.graph();
   std::unordered_map<std::string, int> id;
