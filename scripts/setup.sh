@@ -17,6 +17,8 @@ packages=(
   libgtest-dev libgmock-dev python3  # tools/port_check (libtorch-style tests against kiln)
   python3-torch python3-torchvision  # tests/models: torchvision's models and weights, made at test time
   libopenblas0-pthread          # bench/: PyTorch's float32 matmul on OpenBLAS, not the generic BLAS
+  libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX import (kiln_onnx): the schema, checker, converter
+  libonnx-testdata python3-onnx  # tests/onnx: ONNX's backend test data; making test models
 )
 
 missing=()
