@@ -108,13 +108,34 @@ void check_case(const Case& c, const Args& inputs, const std::string& label) {
       random = random || name.find(word) != std::string::npos;
     }
   }
-  for (size_t i = 0; i < eager.size(); ++i) {
-    std::string why;
-    Tensor e = eager[i].defined() ? eager[i] : kiln::empty({0});
-    BOOST_CHECK_MESSAGE(same(e, replayed[i], !random, why), c.name << " [" << label << "] output "
-                                                                   << i << ": " << why << "\n"
-                                                                   << traced.graph().str());
+  auto check_outputs = [&](const std::vector<Tensor>& got, const char* which) {
+    for (size_t i = 0; i < eager.size(); ++i) {
+      std::string why;
+      Tensor e = eager[i].defined() ? eager[i] : kiln::empty({0});
+      BOOST_CHECK_MESSAGE(same(e, got[i], !random, why), c.name << " [" << label << "] " << which
+                                                                << " output " << i << ": " << why
+                                                                << "\n"
+                                                                << traced.graph().str());
+    }
+  };
+  check_outputs(replayed, "replay");
+  // Without grad: the first call plans (Note [Replay plan], core/src/jit/plan.cpp), the second
+  // runs the plan's kernels into its buffers; the first call's results stay the caller's.
+  kiln::autograd::NoGradGuard no_grad;
+  std::vector<Tensor> planned, fast;
+  try {
+    kiln::manual_seed(5);
+    planned = traced(tensors_of(fresh(inputs)));
+    kiln::manual_seed(5);
+    fast = traced(tensors_of(fresh(inputs)));
+  } catch (const std::exception& e) {
+    BOOST_ERROR(c.name << " [" << label << "]: the planned replay threw: " << e.what() << "\n"
+                       << traced.graph().str());
+    return;
   }
+  BOOST_REQUIRE_EQUAL(fast.size(), eager.size());
+  check_outputs(fast, "planned replay");
+  check_outputs(planned, "planning replay (after the next call)");
 }
 
 void run_case(const Case& c) {

@@ -91,6 +91,18 @@ struct TraceOptions {
   bool retrace = true;
   // Run dead-code elimination, common subexpressions and constant folding on each trace.
   bool optimize = true;
+  // Replay without grad from a plan (the kernels each node calls, argument blocks built once,
+  // intermediates in buffers shared by liveness: docs/graphs.md, "Replay"); false: each node
+  // runs its Backend kernel (shape rules, allocation) at every call.
+  bool plan = true;
+};
+
+// What the plan of the most recent signature does (tests, kiln-graph).
+struct ReplayStats {
+  size_t nodes = 0;
+  bool planned = false;     // a call without grad made the plan
+  size_t fast_nodes = 0;    // nodes replayed from their captured kernels
+  size_t shared_bytes = 0;  // the storages intermediates share, allocated once
 };
 
 using TraceableFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
@@ -99,10 +111,13 @@ namespace detail {
 struct TracedState;
 }
 
-// A traced function: replays its graph (the one of the inputs' signature). Replay runs the
-// Backend kernel each node resolved at trace time; under grad mode (when an input or a
-// parameter requires grad), or while a profile or another trace records, it dispatches each
-// node instead, so that autograd records. Intermediates are released after their last use.
+// A traced function: replays its graph (the one of the inputs' signature). Without grad, the
+// first call runs the Backend kernel of each node and learns the plugin kernels it calls; the
+// next calls run those kernels straight (argument blocks built once, data pointers patched),
+// intermediates in storages shared by liveness and allocated once, results in fresh storages
+// (docs/graphs.md, "Replay"). Under grad mode (when an input or a parameter requires grad), or
+// while a profile or another trace records, it dispatches each node instead, so that autograd
+// records. Intermediates are released after their last use.
 // Calls on one TracedFunction are serialized (a mutex); copies share the cache.
 class KILN_API TracedFunction {
  public:
@@ -117,6 +132,8 @@ class KILN_API TracedFunction {
   Graph& mutable_graph();
   // How many signatures have a graph (traces made).
   size_t num_traces() const;
+  // The replay plan of the most recent signature's graph.
+  ReplayStats replay_stats() const;
 
  protected:
   friend KILN_API TracedFunction trace(TraceableFunction fn, std::vector<Tensor> example_inputs,
