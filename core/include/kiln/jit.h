@@ -139,8 +139,21 @@ class KILN_API TracedFunction {
   friend KILN_API TracedFunction trace(TraceableFunction fn, std::vector<Tensor> example_inputs,
                                        TraceOptions options);
   friend class TracedModule;
+  friend KILN_API TracedFunction load(const std::string& path, Device device);
   std::shared_ptr<detail::TracedState> state_;
 };
+
+// Writes the graph of traced's most recent signature and its parameters' and constants' values
+// to one safetensors file: the tensors as "v<id>", the graph as a versioned text in the
+// metadata (docs/graphs.md, "Saved graphs"). Throws kiln::ValueError for a call whose arguments
+// a saved graph cannot hold.
+KILN_API void save(const TracedFunction& traced, const std::string& path);
+// Loads a graph written by save, with its tensors on `device` (any device a plugin provides): a
+// TracedFunction of that signature, which needs none of the code that was traced (operators
+// are found by name). It does not retrace: a call with another signature raises. Every field of
+// the file is checked; a damaged file, another format version or an unknown operator raises
+// kiln::ValueError naming the file, the byte and what to do.
+KILN_API TracedFunction load(const std::string& path, Device device = kCPU);
 
 // Traces `fn` on example_inputs (it runs once, eagerly; its results are discarded).
 KILN_API TracedFunction trace(TraceableFunction fn, std::vector<Tensor> example_inputs,

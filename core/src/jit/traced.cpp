@@ -94,6 +94,20 @@ struct TracedState {
            s.training == (training ? training() : false);
   }
 
+  // A loaded graph's entry: the signature of its inputs' values.
+  Entry& add_loaded(Graph graph) {
+    auto e = std::make_unique<Entry>();
+    for (int v : graph.inputs) {
+      const Value& value = graph.values[static_cast<size_t>(v)];
+      e->signature.inputs.push_back({value.dtype, value.sizes, value.device});
+    }
+    e->graph = std::move(graph);
+    plan(*e);
+    entries.push_back(std::move(e));
+    last = entries.back().get();
+    return *last;
+  }
+
   Entry& make_entry(const std::vector<Tensor>& inputs, Signature signature) {
     auto e = std::make_unique<Entry>();
     e->signature = std::move(signature);
@@ -251,6 +265,13 @@ struct TracedState {
     for (size_t i = 0; found == nullptr && i < entries.size(); ++i) {
       if (entries[i]->signature == s) found = entries[i].get();
     }
+    if (found == nullptr && !fn) {
+      throw ValueError(kiln::detail::str(
+          "jit: the loaded graph was saved for ", describe(entries.front()->signature),
+          " but called with ", describe(s),
+          "; a loaded graph does not retrace: call it with inputs of the saved signature, or "
+          "trace and save the function for these inputs"));
+    }
     if (found == nullptr) {
       KILN_CHECK_VALUE(options.retrace || entries.empty(), "jit: the function was traced for ",
                        describe(entries.empty() ? s : entries.front()->signature),
@@ -323,6 +344,15 @@ std::shared_ptr<detail::TracedState> make_state(
 }
 
 }  // namespace
+
+namespace detail {
+std::shared_ptr<TracedState> loaded_state(Graph graph) {
+  auto state = std::make_shared<TracedState>();
+  state->options.retrace = false;
+  state->add_loaded(std::move(graph));
+  return state;
+}
+}  // namespace detail
 
 TracedFunction trace(TraceableFunction fn, std::vector<Tensor> example_inputs,
                      TraceOptions options) {

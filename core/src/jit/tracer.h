@@ -37,6 +37,12 @@ Tracer* current_tracer();
 // thread-local load when no trace runs.
 void note_value_read(const char* what);
 
+// The state of a TracedFunction that replays `graph` and does not retrace (jit::load).
+std::shared_ptr<TracedState> loaded_state(Graph graph);
+
+// A detach() node's call (a detach is not an operator).
+std::unique_ptr<RecordedCall> make_detach_call();
+
 // Runs fn on inputs while recording into a new graph.
 Graph record(const TraceableFunction& fn, const std::vector<Tensor>& inputs,
              const std::unordered_map<const TensorImpl*, std::string>* parameters);
