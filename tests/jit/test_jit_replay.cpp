@@ -167,3 +167,57 @@ BOOST_AUTO_TEST_CASE(grad_mode_after_a_plan_dispatches_and_records) {
   auto params = net->parameters();
   for (size_t i = 0; i < params.size(); ++i) check_equal(params[i].grad(), eager[i]);
 }
+
+// TraceOptions::dynamic: the batch dimension stays symbolic.
+BOOST_AUTO_TEST_CASE(a_dynamic_trace_replays_other_batch_sizes_without_retracing) {
+  kiln::manual_seed(5);
+  nn::Sequential net(nn::Linear(2, 16), nn::ReLU(), nn::Linear(16, 3));
+  jit::TraceOptions options;
+  options.dynamic = true;
+  auto traced = jit::trace_module(net, {kiln::randn({16, 2})}, options);
+  for (int64_t batch : {5, 33, 16, 1, 5}) {
+    Tensor x = kiln::randn({batch, 2});
+    {
+      kiln::autograd::NoGradGuard no_grad;
+      check_equal(traced.forward(x), net->forward(x));
+      check_equal(traced.forward(x), net->forward(x));  // planned for this batch
+    }
+    // under grad: the same gradients as eagerly
+    net->zero_grad();
+    net->forward(x).sum().backward();
+    Tensor eager = net->parameters()[0].grad().clone();
+    net->zero_grad();
+    traced.forward(x).sum().backward();
+    check_equal(net->parameters()[0].grad(), eager);
+  }
+  BOOST_CHECK_EQUAL(traced.num_traces(), 1u);
+  // other trailing sizes are another signature: a retrace
+  auto other = [&] { traced.forward(kiln::randn({4, 3})); };
+  BOOST_CHECK_THROW(other(), kiln::Error);
+}
+
+BOOST_AUTO_TEST_CASE(a_dynamic_trace_is_refused_when_the_batch_is_written_in_an_argument) {
+  jit::TraceOptions options;
+  options.dynamic = true;
+  auto folded = [](const Tensor& x) { return x.view({x.size(0) * 3}) * 2; };
+  CHECK_ERROR(kiln::ValueError, jit::trace(folded, kiln::randn({4, 3}), options),
+              "TraceOptions::dynamic", "depends on the batch size", "kiln::view", "[12]", "[15]",
+              "-1");
+  // with -1 the same function is batch-polymorphic
+  auto symbolic = [](const Tensor& x) { return x.view({-1}) * 2; };
+  auto traced = jit::trace(symbolic, kiln::randn({4, 3}), options);
+  Tensor x = kiln::randn({7, 3});
+  check_equal(traced.forward(x), symbolic(x));
+}
+
+BOOST_AUTO_TEST_CASE(a_dynamic_trace_needs_one_batch_for_every_input) {
+  jit::TraceOptions options;
+  options.dynamic = true;
+  auto fn = [](const std::vector<Tensor>& in) -> std::vector<Tensor> { return {in[0] + in[1]}; };
+  auto traced = jit::trace(fn, {kiln::randn({4, 3}), kiln::randn({4, 3})}, options);
+  check_equal(traced({kiln::ones({6, 3}), kiln::ones({6, 3})})[0], kiln::full({6, 3}, 2.0));
+  CHECK_ERROR(kiln::ValueError, traced({kiln::ones({6, 3}), kiln::ones({5, 3})}), "input 1",
+              "5 rows", "6");
+  CHECK_ERROR(kiln::ValueError, jit::trace(fn, {kiln::randn({4, 3}), kiln::randn({1, 3})}, options),
+              "TraceOptions::dynamic");
+}

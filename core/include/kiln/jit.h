@@ -95,6 +95,14 @@ struct TraceOptions {
   // intermediates in buffers shared by liveness: docs/graphs.md, "Replay"); false: each node
   // runs its Backend kernel (shape rules, allocation) at every call.
   bool plan = true;
+  // Keep dimension 0 of the inputs (the batch: every input of one or more dimensions has it)
+  // symbolic: a call with another batch size replays the same graph without retracing. The
+  // function is traced twice (at the example's batch and one more row; a module's running
+  // statistics see both), and the option is refused with a kiln::ValueError naming the first
+  // node whose arguments depend on the batch (a view or reshape with the batch written in: write
+  // -1 or flatten instead, a factory of the batch's size). Replay plans again for each new batch
+  // size. A saved graph keeps its traced batch.
+  bool dynamic = false;
 };
 
 // What the plan of the most recent signature does (tests, kiln-graph).

@@ -283,8 +283,10 @@ bool validate(FastNode& f, const Node& n, const std::vector<Tensor>& expected) {
 }  // namespace
 
 ReplayPlan::ReplayPlan(const Graph& graph, const std::vector<Tensor>& inputs) : graph_(graph) {
-  for (const Tensor& t : inputs)
+  for (const Tensor& t : inputs) {
+    input_sizes_.emplace_back(t.sizes().begin(), t.sizes().end());
     input_strides_.emplace_back(t.strides().begin(), t.strides().end());
+  }
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const Value& value = graph.values[v];
     if (value.kind == ValueKind::Parameter) {
@@ -465,7 +467,10 @@ void ReplayPlan::finish() {
 bool ReplayPlan::matches(const std::vector<Tensor>& inputs) const {
   if (inputs.size() != input_strides_.size()) return false;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].strides() != IntArrayRef(input_strides_[i])) return false;
+    if (inputs[i].strides() != IntArrayRef(input_strides_[i]) ||
+        inputs[i].sizes() != IntArrayRef(input_sizes_[i])) {
+      return false;
+    }
   }
   for (const auto& [v, strides] : parameter_strides_) {
     const Tensor& t = graph_.values[size_t(v)].tensor;

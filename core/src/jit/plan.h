@@ -34,8 +34,8 @@ class ReplayPlan {
   // After the planning run: liveness, the buffers and their sharing.
   void finish();
 
-  // Whether a call with these inputs may use the plan (the inputs' and parameters' strides are
-  // the planned ones; the signature checked the rest).
+  // Whether a call with these inputs may use the plan (the inputs' sizes and strides and the
+  // parameters' strides are the planned ones; the signature checked the rest).
   bool matches(const std::vector<Tensor>& inputs) const;
   bool is_fast(size_t i) const { return i < fast_.size() && fast_[i] != nullptr; }
   // Runs fast node i: its kernels, into its planned buffers; sets its outputs in env.
@@ -46,7 +46,7 @@ class ReplayPlan {
 
  private:
   const Graph& graph_;
-  std::vector<std::vector<int64_t>> input_strides_;
+  std::vector<std::vector<int64_t>> input_sizes_, input_strides_;
   std::vector<std::pair<int, std::vector<int64_t>>> parameter_strides_;
   std::vector<kiln::detail::CapturedKernel>* capture_ = nullptr;
   std::vector<kiln::detail::CapturedKernel>* previous_capture_ = nullptr;

@@ -5,6 +5,7 @@
 
 #include <kiln/autograd.h>
 #include <kiln/dispatch.h>
+#include <kiln/ops.h>
 #include <kiln/profiler.h>
 
 #include <mutex>
@@ -72,10 +73,29 @@ struct TracedState {
       KILN_CHECK_VALUE(t.defined(), "jit: a traced function was called with an undefined input");
       s.inputs.push_back({t.dtype(), std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
                           t.device()});
+      if (options.dynamic && t.dim() > 0) s.inputs.back().sizes[0] = -1;  // the batch
     }
     s.training = training ? training() : false;
     s.autocast = kiln::detail::local_dispatch_state().autocast_device_types;
     return s;
+  }
+
+  // TraceOptions::dynamic: the batch size (dimension 0) every input of a dimension or more shares.
+  int64_t batch_of(const std::vector<Tensor>& inputs) const {
+    int64_t batch = -1;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i];
+      if (!t.defined() || t.dim() == 0) continue;
+      KILN_CHECK_VALUE(batch < 0 || t.size(0) == batch, "jit: TraceOptions::dynamic: input ", i,
+                       " has ", t.size(0), " rows where the inputs before it have ", batch,
+                       "; every input of one or more dimensions has the batch as dimension 0 ",
+                       "(pass the others as parameters or constants)");
+      batch = t.size(0);
+    }
+    KILN_CHECK_VALUE(batch > 0, "jit: TraceOptions::dynamic needs an input with a batch ",
+                     "dimension of at least one row (got ", batch < 0 ? "no such input" : "0 rows",
+                     ")");
+    return batch;
   }
 
   // Whether inputs (with the module's mode and the autocast state) have signature s; allocates
@@ -85,8 +105,13 @@ struct TracedState {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor& t = inputs[i];
       const InputKey& k = s.inputs[i];
-      if (!t.defined() || t.dtype() != k.dtype || t.device() != k.device ||
-          t.sizes() != IntArrayRef(k.sizes)) {
+      if (!t.defined() || t.dtype() != k.dtype || t.device() != k.device) return false;
+      if (options.dynamic && !k.sizes.empty() && k.sizes[0] == -1) {
+        if (t.dim() != static_cast<int64_t>(k.sizes.size()) ||
+            !t.sizes().slice(1).equals(IntArrayRef(k.sizes).slice(1))) {
+          return false;
+        }
+      } else if (t.sizes() != IntArrayRef(k.sizes)) {
         return false;
       }
     }
@@ -111,12 +136,28 @@ struct TracedState {
   Entry& make_entry(const std::vector<Tensor>& inputs, Signature signature) {
     auto e = std::make_unique<Entry>();
     e->signature = std::move(signature);
-    e->graph = record(fn, inputs, parameters.empty() ? nullptr : &parameters);
-    Graph& g = e->graph;
-    if (options.optimize) {
-      eliminate_common_subexpressions(g);
-      fold_constants(g);
-      eliminate_dead_code(g);
+    auto record_optimized = [&](const std::vector<Tensor>& in) {
+      Graph g = record(fn, in, parameters.empty() ? nullptr : &parameters);
+      if (options.optimize) {
+        eliminate_common_subexpressions(g);
+        fold_constants(g);
+        eliminate_dead_code(g);
+      }
+      return g;
+    };
+    e->graph = record_optimized(inputs);
+    if (options.dynamic) {
+      // a second trace at batch + 1: the graph is batch-polymorphic when nothing but the
+      // batch's sizes differ (dynamic.cpp)
+      int64_t batch = batch_of(inputs);
+      std::vector<Tensor> more;
+      {
+        autograd::NoGradGuard no_grad;
+        for (const Tensor& t : inputs) {
+          more.push_back(t.dim() > 0 ? kiln::cat({t, t.narrow(0, 0, 1)}, 0) : t);
+        }
+      }
+      check_batch_polymorphic(e->graph, record_optimized(more), batch);
     }
     plan(*e);
     entries.push_back(std::move(e));
@@ -183,6 +224,9 @@ struct TracedState {
     // Note [Replay plan]: a call without dispatch runs the planned kernels; the first one plans
     ReplayPlan* fast = nullptr;
     ReplayPlan* planning = nullptr;
+    if (!dispatch && e.fast != nullptr && !e.fast->matches(inputs) && options.dynamic) {
+      e.fast.reset();  // another batch size: plan again (the plan's kernels have fixed sizes)
+    }
     if (!dispatch && e.fast != nullptr && e.fast->matches(inputs)) {
       fast = e.fast.get();
     } else if (!dispatch && e.fast == nullptr && options.plan) {
@@ -259,6 +303,7 @@ struct TracedState {
 
   std::vector<Tensor> call(const std::vector<Tensor>& inputs) {
     std::lock_guard<std::mutex> lock(mutex);
+    if (options.dynamic) batch_of(inputs);
     if (last != nullptr && same_signature(last->signature, inputs)) return replay(*last, inputs);
     Signature s = signature_of(inputs);
     Entry* found = nullptr;

@@ -43,6 +43,11 @@ std::shared_ptr<TracedState> loaded_state(Graph graph);
 // A detach() node's call (a detach is not an operator).
 std::unique_ptr<RecordedCall> make_detach_call();
 
+// TraceOptions::dynamic (dynamic.cpp): throws a ValueError naming the first difference when
+// `more`, traced at batch + 1, differs from `graph`, traced at batch, in anything but the
+// batch's sizes (an operator, an argument, a constant's shape).
+void check_batch_polymorphic(const Graph& graph, const Graph& more, int64_t batch);
+
 // Runs fn on inputs while recording into a new graph.
 Graph record(const TraceableFunction& fn, const std::vector<Tensor>& inputs,
              const std::unordered_map<const TensorImpl*, std::string>* parameters);
