@@ -81,7 +81,7 @@ struct Output {
 const char* as_bytes(const void* p) { return static_cast<const char*>(p); }
 
 // A node with more slots or temporaries runs through its Backend kernel.
-constexpr size_t kMaxSlots = 16;
+constexpr size_t kMaxSlots = 64;
 constexpr size_t kMaxTemps = 16;
 
 }  // namespace
