@@ -1,5 +1,6 @@
 #include "kernel_call.h"
 
+#include "jit/tracer.h"
 #include "runtime.h"
 
 #include <kiln/autograd.h>
@@ -144,6 +145,11 @@ void capture_kernel(const OperatorBase& op, Device device, const OperatorBase::P
 }
 
 }  // namespace
+
+void note_host_read() {
+  if (active_captures.load(std::memory_order_relaxed) == 0 || t_capture == nullptr) return;
+  t_capture->push_back(CapturedKernel{});  // no kernel: the node is not replayed from kernels
+}
 
 std::vector<CapturedKernel>* set_kernel_capture(std::vector<CapturedKernel>* capture) {
   std::vector<CapturedKernel>* previous = t_capture;

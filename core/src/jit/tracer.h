@@ -6,6 +6,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+namespace kiln::detail {
+// A host read of a tensor's values (host_bytes: item(), nonzero, ...) while a replay plan
+// captures kernels (Note [Kernel capture], kernel_call.cpp): the node depends on values, so it
+// does not run from its captured kernels. One relaxed load otherwise.
+void note_host_read();
+}  // namespace kiln::detail
+
 namespace kiln::jit::detail {
 
 struct Tracer {
