@@ -3,6 +3,8 @@
 // 64) forward, in microseconds: kiln eager, kiln replayed (Note [Replay plan],
 // core/src/jit/plan.cpp), and the same in PyTorch eager and torch.jit.trace
 // (bench/jit_bench.py, run as a subprocess in the same invocation). No grad. Medians of 15 runs.
+// Also the checkerboard net on a 256x256 image, kiln only: a training step eager and with the
+// forward traced, and the eval forward eager and traced (milliseconds).
 // Prints a table with ratios, then one JSON line. `kiln-jit-bench --kiln-only` skips PyTorch.
 #include "bench_common.hpp"
 
@@ -46,11 +48,51 @@ Measures measure_kiln() {
   return m;
 }
 
+// The checkerboard net (tests/jit: 1x1 convolutions, batch norm, ReLU) on a 256x256 image:
+// a training step (forward, MSE loss, backward, SGD step) eager and with the forward traced
+// (under grad, replay dispatches each node so that autograd records), in milliseconds.
+Measures measure_checkerboard_step() {
+  namespace nn = kiln::nn;
+  Measures m;
+  kiln::manual_seed(0);
+  nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(2, 16, 1)), nn::BatchNorm2d(16), nn::ReLU(),
+                     nn::Conv2d(nn::Conv2dOptions(16, 16, 1)), nn::BatchNorm2d(16), nn::ReLU(),
+                     nn::Conv2d(nn::Conv2dOptions(16, 1, 1)));
+  kiln::Tensor x = kiln::rand({1, 2, 256, 256});
+  kiln::Tensor y = kiln::rand({1, 1, 256, 256});
+  kiln::optim::SGD opt(net->parameters(), kiln::optim::SGDOptions(0.01));
+  auto traced = kiln::jit::trace_module(net, {x});
+  auto step = [&](auto&& forward) {
+    opt.zero_grad();
+    kiln::nn::functional::mse_loss(forward(x), y).backward();
+    opt.step();
+  };
+  m["checkerboard_step_eager_ms"] =
+      bench::median_seconds([&] { step([&](const kiln::Tensor& t) { return net->forward(t); }); },
+                            5) *
+      1e3;
+  m["checkerboard_step_traced_ms"] =
+      bench::median_seconds([&] { step([&](const kiln::Tensor& t) { return traced.forward(t); }); },
+                            5) *
+      1e3;
+  {
+    kiln::autograd::NoGradGuard no_grad;
+    net->eval();
+    auto traced_eval = kiln::jit::trace_module(net, {x});
+    m["checkerboard_forward_eval_eager_ms"] = bench::median_seconds([&] { net->forward(x); }, 5) *
+                                              1e3;
+    m["checkerboard_forward_eval_traced_ms"] =
+        bench::median_seconds([&] { traced_eval.forward(x); }, 5) * 1e3;
+  }
+  return m;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool kiln_only = argc > 1 && std::strcmp(argv[1], "--kiln-only") == 0;
   Measures kiln_m = measure_kiln();
+  for (auto& [key, value] : measure_checkerboard_step()) kiln_m[key] = value;
   Measures torch_m;
   if (!kiln_only) {
     torch_m = bench::run_json("/usr/bin/python3 " KILN_BENCH_DIR "/jit_bench.py 2>/dev/null");
@@ -58,7 +100,9 @@ int main(int argc, char** argv) {
   std::printf("%-26s %12s %12s %10s\n", "", "kiln", "pytorch", "kiln/pt");
   std::vector<bench::Result> results;
   for (const char* key :
-       {"chain8_eager_ns_per_op", "chain8_traced_ns_per_op", "mlp_eager_us", "mlp_traced_us"}) {
+       {"chain8_eager_ns_per_op", "chain8_traced_ns_per_op", "mlp_eager_us", "mlp_traced_us",
+        "checkerboard_step_eager_ms", "checkerboard_step_traced_ms",
+        "checkerboard_forward_eval_eager_ms", "checkerboard_forward_eval_traced_ms"}) {
     double k = kiln_m[key];
     auto t = torch_m.find(key);
     if (t == torch_m.end()) {
