@@ -1,11 +1,13 @@
 #include "kernel_call.h"
 
+#include "jit/tracer.h"
 #include "runtime.h"
 
 #include <kiln/autograd.h>
 #include <kiln/ops.h>
 #include <kiln/plugin.h>
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -119,7 +121,43 @@ void run_on_cpu(const OperatorBase& op, Device device, std::initializer_list<con
   for (const Tensor* t : outputs) const_cast<Tensor*>(t)->copy_(cpu_out[i++]);
 }
 
+std::atomic<int> active_captures{0};
+thread_local std::vector<CapturedKernel>* t_capture = nullptr;
+
+void capture_kernel(const OperatorBase& op, Device device, const OperatorBase::PluginKernel& k,
+                    std::initializer_list<const Tensor*> inputs,
+                    std::initializer_list<const Tensor*> outputs, const Attrs& attrs) {
+  CapturedKernel c;
+  c.op = &op;
+  c.kernel = k;
+  c.device = device;
+  for (const Tensor* t : inputs) c.inputs.push_back(*t);
+  for (const Tensor* t : outputs) c.outputs.push_back(*t);
+  c.attrs.assign(attrs.data(), attrs.data() + attrs.size());
+  c.lists.resize(c.attrs.size());
+  for (size_t i = 0; i < c.attrs.size(); ++i) {
+    kiln_attr& a = c.attrs[i];
+    if (a.kind != KILN_ATTR_I64S) continue;
+    c.lists[i].assign(a.value.list.v, a.value.list.v + a.value.list.n);
+    a.value.list.v = c.lists[i].data();
+  }
+  t_capture->push_back(std::move(c));
+}
+
 }  // namespace
+
+void note_host_read() {
+  if (active_captures.load(std::memory_order_relaxed) == 0 || t_capture == nullptr) return;
+  t_capture->push_back(CapturedKernel{});  // no kernel: the node is not replayed from kernels
+}
+
+std::vector<CapturedKernel>* set_kernel_capture(std::vector<CapturedKernel>* capture) {
+  std::vector<CapturedKernel>* previous = t_capture;
+  if (previous == nullptr && capture != nullptr) active_captures.fetch_add(1);
+  if (previous != nullptr && capture == nullptr) active_captures.fetch_sub(1);
+  t_capture = capture;
+  return previous;
+}
 
 kiln_tensor describe(const Tensor& t) {
   const TensorImpl& impl = t.impl();
@@ -138,6 +176,11 @@ void run_kernel(const OperatorBase& op, std::initializer_list<const Tensor*> inp
   const Tensor* first = outputs.size() != 0 ? *outputs.begin() : *inputs.begin();
   Device device = first->device();
   const OperatorBase::PluginKernel& k = op.plugin_kernel(device.type());
+  if (active_captures.load(std::memory_order_relaxed) != 0 && t_capture != nullptr) [[unlikely]] {
+    // See Note [Kernel capture]
+    capture_kernel(op, device, k.fn != nullptr ? k : OperatorBase::PluginKernel{}, inputs, outputs,
+                   attrs);
+  }
   if (k.fn != nullptr) {
     call_plugin(op, device, k, inputs, outputs, attrs);
     return;

@@ -64,6 +64,20 @@ void run_kernel(const OperatorBase& op, std::initializer_list<const Tensor*> inp
 // fallback: callers check that the device has the kernel.
 void run_kernel_list(const OperatorBase& op, const std::vector<const Tensor*>& inputs,
                      const std::vector<const Tensor*>& outputs, const Attrs& attrs = Attrs());
+// Note [Kernel capture]: graph replay (core/src/jit/plan.cpp) learns what a recorded call does
+// below its Backend kernel by running it once with a capture set on this thread: run_kernel then
+// appends each plugin kernel it calls (with its tensors and attributes) to the capture. Off, it
+// costs one relaxed load of a process-wide count.
+struct CapturedKernel {
+  const OperatorBase* op = nullptr;
+  OperatorBase::PluginKernel kernel;  // fn null: the call fell back to the CPU or failed
+  Device device = kCPU;
+  std::vector<Tensor> inputs, outputs;
+  std::vector<kiln_attr> attrs;  // list values point into `lists`
+  std::vector<std::vector<int64_t>> lists;
+};
+// Sets this thread's capture (null: none) and returns the previous one.
+std::vector<CapturedKernel>* set_kernel_capture(std::vector<CapturedKernel>* capture);
 
 // Fills a descriptor viewing t (no copies).
 kiln_tensor describe(const Tensor& t);

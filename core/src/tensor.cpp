@@ -105,6 +105,7 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
 }
 
 std::vector<unsigned char> host_bytes(const Tensor& t) {
+  note_host_read();
   if (local_dispatch_state().tracer != nullptr) [[unlikely]] {
     jit::detail::note_value_read("item(), nonzero, a bool or the printing of a tensor");
   }

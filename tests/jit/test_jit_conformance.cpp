@@ -11,6 +11,10 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <set>
 #include <string>
 
@@ -55,7 +59,8 @@ bool same(const Tensor& a, const Tensor& b, bool values, std::string& why) {
   return true;
 }
 
-void check_case(const Case& c, const Args& inputs, const std::string& label) {
+// `save`: also saved, loaded and replayed (once per case: a save flushes the file to disk).
+void check_case(const Case& c, const Args& inputs, const std::string& label, bool save) {
   // eager, on a copy (in-place cases write their inputs)
   Outputs eager;
   try {
@@ -108,23 +113,66 @@ void check_case(const Case& c, const Args& inputs, const std::string& label) {
       random = random || name.find(word) != std::string::npos;
     }
   }
-  for (size_t i = 0; i < eager.size(); ++i) {
-    std::string why;
-    Tensor e = eager[i].defined() ? eager[i] : kiln::empty({0});
-    BOOST_CHECK_MESSAGE(same(e, replayed[i], !random, why), c.name << " [" << label << "] output "
-                                                                   << i << ": " << why << "\n"
-                                                                   << traced.graph().str());
+  auto check_outputs = [&](const std::vector<Tensor>& got, const char* which) {
+    for (size_t i = 0; i < eager.size(); ++i) {
+      std::string why;
+      Tensor e = eager[i].defined() ? eager[i] : kiln::empty({0});
+      BOOST_CHECK_MESSAGE(same(e, got[i], !random, why), c.name << " [" << label << "] " << which
+                                                                << " output " << i << ": " << why
+                                                                << "\n"
+                                                                << traced.graph().str());
+    }
+  };
+  check_outputs(replayed, "replay");
+  // saved and loaded (kiln::jit::save / load): the same graph, the same results
+  if (save && !random) {
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("kiln_jit_conformance_" + std::to_string(::getpid()) + ".kiln"))
+                           .string();
+    try {
+      kiln::jit::save(traced, path);
+      kiln::jit::TracedFunction loaded = kiln::jit::load(path);
+      BOOST_CHECK_EQUAL(loaded.graph().str(), traced.graph().str());
+      check_outputs(loaded(tensors_of(fresh(inputs))), "loaded replay");
+    } catch (const std::exception& e) {
+      BOOST_ERROR(c.name << " [" << label << "]: save or load threw: " << e.what() << "\n"
+                         << traced.graph().str());
+    }
+    std::filesystem::remove(path);
   }
+  // Without grad: the first call plans (Note [Replay plan], core/src/jit/plan.cpp), the second
+  // runs the plan's kernels into its buffers; the first call's results stay the caller's.
+  kiln::autograd::NoGradGuard no_grad;
+  std::vector<Tensor> planned, fast;
+  try {
+    kiln::manual_seed(5);
+    planned = traced(tensors_of(fresh(inputs)));
+    kiln::manual_seed(5);
+    fast = traced(tensors_of(fresh(inputs)));
+  } catch (const std::exception& e) {
+    BOOST_ERROR(c.name << " [" << label << "]: the planned replay threw: " << e.what() << "\n"
+                       << traced.graph().str());
+    return;
+  }
+  BOOST_REQUIRE_EQUAL(fast.size(), eager.size());
+  check_outputs(fast, "planned replay");
+  check_outputs(planned, "planning replay (after the next call)");
 }
 
 void run_case(const Case& c) {
+  bool save = true;
   if (c.golden) {
     for (const conformance::GoldenRecord& r : conformance::golden_records()) {
-      if (r.name == c.name) check_case(c, r.args, r.label);
+      if (r.name != c.name) continue;
+      check_case(c, r.args, r.label, save);
+      save = false;
     }
     return;
   }
-  for (kiln::ScalarType dtype : c.dtypes) check_case(c, c.inputs(dtype), kiln::dtype_name(dtype));
+  for (kiln::ScalarType dtype : c.dtypes) {
+    check_case(c, c.inputs(dtype), kiln::dtype_name(dtype), save);
+    save = false;
+  }
 }
 
 bool init_suite() {

@@ -97,6 +97,26 @@ struct TraceOptions {
   // Run dead-code elimination, common subexpressions, constant folding and pointwise fusion on
   // each trace.
   bool optimize = true;
+  // Replay without grad from a plan (the kernels each node calls, argument blocks built once,
+  // intermediates in buffers shared by liveness: docs/graphs.md, "Replay"); false: each node
+  // runs its Backend kernel (shape rules, allocation) at every call.
+  bool plan = true;
+  // Keep dimension 0 of the inputs (the batch: every input of one or more dimensions has it)
+  // symbolic: a call with another batch size replays the same graph without retracing. The
+  // function is traced twice (at the example's batch and one more row; a module's running
+  // statistics see both), and the option is refused with a kiln::ValueError naming the first
+  // node whose arguments depend on the batch (a view or reshape with the batch written in: write
+  // -1 or flatten instead, a factory of the batch's size). Replay plans again for each new batch
+  // size. A saved graph keeps its traced batch.
+  bool dynamic = false;
+};
+
+// What the plan of the most recent signature does (tests, kiln-graph).
+struct ReplayStats {
+  size_t nodes = 0;
+  bool planned = false;     // a call without grad made the plan
+  size_t fast_nodes = 0;    // nodes replayed from their captured kernels
+  size_t shared_bytes = 0;  // the storages intermediates share, allocated once
 };
 
 using TraceableFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
@@ -105,10 +125,13 @@ namespace detail {
 struct TracedState;
 }
 
-// A traced function: replays its graph (the one of the inputs' signature). Replay runs the
-// Backend kernel each node resolved at trace time; under grad mode (when an input or a
-// parameter requires grad), or while a profile or another trace records, it dispatches each
-// node instead, so that autograd records. Intermediates are released after their last use.
+// A traced function: replays its graph (the one of the inputs' signature). Without grad, the
+// first call runs the Backend kernel of each node and learns the plugin kernels it calls; the
+// next calls run those kernels straight (argument blocks built once, data pointers patched),
+// intermediates in storages shared by liveness and allocated once, results in fresh storages
+// (docs/graphs.md, "Replay"). Under grad mode (when an input or a parameter requires grad), or
+// while a profile or another trace records, it dispatches each node instead, so that autograd
+// records. Intermediates are released after their last use.
 // Calls on one TracedFunction are serialized (a mutex); copies share the cache.
 class KILN_API TracedFunction {
  public:
@@ -123,13 +146,28 @@ class KILN_API TracedFunction {
   Graph& mutable_graph();
   // How many signatures have a graph (traces made).
   size_t num_traces() const;
+  // The replay plan of the most recent signature's graph.
+  ReplayStats replay_stats() const;
 
  protected:
   friend KILN_API TracedFunction trace(TraceableFunction fn, std::vector<Tensor> example_inputs,
                                        TraceOptions options);
   friend class TracedModule;
+  friend KILN_API TracedFunction load(const std::string& path, Device device);
   std::shared_ptr<detail::TracedState> state_;
 };
+
+// Writes the graph of traced's most recent signature and its parameters' and constants' values
+// to one safetensors file: the tensors as "v<id>", the graph as a versioned text in the
+// metadata (docs/graphs.md, "Saved graphs"). Throws kiln::ValueError for a call whose arguments
+// a saved graph cannot hold.
+KILN_API void save(const TracedFunction& traced, const std::string& path);
+// Loads a graph written by save, with its tensors on `device` (any device a plugin provides): a
+// TracedFunction of that signature, which needs none of the code that was traced (operators
+// are found by name). It does not retrace: a call with another signature raises. Every field of
+// the file is checked; a damaged file, another format version or an unknown operator raises
+// kiln::ValueError naming the file, the byte and what to do.
+KILN_API TracedFunction load(const std::string& path, Device device = kCPU);
 
 // Traces `fn` on example_inputs (it runs once, eagerly; its results are discarded).
 KILN_API TracedFunction trace(TraceableFunction fn, std::vector<Tensor> example_inputs,

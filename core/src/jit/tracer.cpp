@@ -59,6 +59,8 @@ class DetachCall final : public RecordedCall {
 
 }  // namespace
 
+std::unique_ptr<RecordedCall> make_detach_call() { return std::make_unique<DetachCall>(); }
+
 int Tracer::detach_of(const Tensor& t) {
   auto it = by_storage.find(t.storage().get());
   if (it == by_storage.end()) return -1;

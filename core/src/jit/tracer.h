@@ -6,6 +6,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+namespace kiln::detail {
+// A host read of a tensor's values (host_bytes: item(), nonzero, ...) while a replay plan
+// captures kernels (Note [Kernel capture], kernel_call.cpp): the node depends on values, so it
+// does not run from its captured kernels. One relaxed load otherwise.
+void note_host_read();
+}  // namespace kiln::detail
+
 namespace kiln::jit::detail {
 
 struct Tracer {
@@ -36,6 +43,17 @@ Tracer* current_tracer();
 // tensor): warns once per trace that control flow depending on it is frozen. Costs a
 // thread-local load when no trace runs.
 void note_value_read(const char* what);
+
+// The state of a TracedFunction that replays `graph` and does not retrace (jit::load).
+std::shared_ptr<TracedState> loaded_state(Graph graph);
+
+// A detach() node's call (a detach is not an operator).
+std::unique_ptr<RecordedCall> make_detach_call();
+
+// TraceOptions::dynamic (dynamic.cpp): throws a ValueError naming the first difference when
+// `more`, traced at batch + 1, differs from `graph`, traced at batch, in anything but the
+// batch's sizes (an operator, an argument, a constant's shape).
+void check_batch_polymorphic(const Graph& graph, const Graph& more, int64_t batch);
 
 // Runs fn on inputs while recording into a new graph.
 Graph record(const TraceableFunction& fn, const std::vector<Tensor>& inputs,
