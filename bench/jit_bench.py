@@ -3,22 +3,9 @@ and torch.jit.trace'd, in nanoseconds per operator (no grad), and the MLP of the
 64 -> 64 -> 1, batch 64) forward, eager and traced, in microseconds. Prints one JSON line. Run by
 kiln-jit-bench with Debian's python3-torch; two threads."""
 import json
-import statistics
-import time
 
 import torch
-
-
-def median_seconds(f, inner, runs=15):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+from timing import median_seconds
 
 
 def chain(x):
@@ -43,10 +30,10 @@ def main():
     xm = torch.rand(64, 2)
     traced_mlp = torch.jit.trace(mlp, xm)
     with torch.no_grad():
-        out["chain8_eager_ns_per_op"] = median_seconds(lambda: chain(x), 5000) * 1e9 / 8
-        out["chain8_traced_ns_per_op"] = median_seconds(lambda: traced(x), 5000) * 1e9 / 8
-        out["mlp_eager_us"] = median_seconds(lambda: mlp(xm), 2000) * 1e6
-        out["mlp_traced_us"] = median_seconds(lambda: traced_mlp(xm), 2000) * 1e6
+        out["chain8_eager_ns_per_op"] = median_seconds(lambda: chain(x), 5000, 15) * 1e9 / 8
+        out["chain8_traced_ns_per_op"] = median_seconds(lambda: traced(x), 5000, 15) * 1e9 / 8
+        out["mlp_eager_us"] = median_seconds(lambda: mlp(xm), 2000, 15) * 1e6
+        out["mlp_traced_us"] = median_seconds(lambda: traced_mlp(xm), 2000, 15) * 1e6
     print(json.dumps(out))
 
 

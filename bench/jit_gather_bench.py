@@ -4,22 +4,9 @@ notes ("Optimizing runtime with TorchScript"): output[i] = input[i, index[i]] as
 on a [32, 16, 4] float tensor and [32, 5] indices, no grad. Prints one JSON line. Run by
 kiln-jit-gather-bench with Debian's python3-torch; two threads."""
 import json
-import statistics
-import time
 
 import torch
-
-
-def median_seconds(f, inner, runs=15):
-    for _ in range(inner):
-        f()
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(inner):
-            f()
-        samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+from timing import median_seconds
 
 
 def batch_gather(tensor, indices):
@@ -52,9 +39,9 @@ def main():
     idx = torch.randint(0, 16, (32, 5))
     out = {}
     with torch.no_grad():
-        out["loop_eager_us"] = median_seconds(lambda: batch_gather(x, idx), 200) * 1e6
-        out["loop_traced_us"] = median_seconds(lambda: batch_gather_jit(x, idx), 200) * 1e6
-        out["vectorized_eager_us"] = median_seconds(lambda: batch_gather_vec(x, idx), 2000) * 1e6
+        out["loop_eager_us"] = median_seconds(lambda: batch_gather(x, idx), 200, 15) * 1e6
+        out["loop_traced_us"] = median_seconds(lambda: batch_gather_jit(x, idx), 200, 15) * 1e6
+        out["vectorized_eager_us"] = median_seconds(lambda: batch_gather_vec(x, idx), 2000, 15) * 1e6
     print(json.dumps(out))
 
 
