@@ -4,6 +4,9 @@ skips them and counts them apart)."""
 # Categories of cases that do not apply to kiln: (category, what is matched, regex, reason).
 # "file" matches the test file's name, "case" matches "Suite.Name".
 NOT_APPLICABLE = [
+    ("libtorch internals", "file", r"^static\.cpp$",
+     "tests the template helpers inside libtorch's implementation (torch/detail/static.h: "
+     "all_of, any_of, apply, enable_if_module_t, return_type_of_forward_t), not its API"),
     ("CUDA-only", "file", r"^(tensor_cuda|tensor_options_cuda|parallel)\.cpp$",
      "needs a CUDA device (none on the measuring machine) and libtorch's CUDA-only API"),
     ("CUDA-only", "case", r"CUDA",
