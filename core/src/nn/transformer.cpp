@@ -174,7 +174,10 @@ void TransformerEncoderImpl::reset_parameters() {
   for (size_t i = 0; i < layers->size(); ++i) {
     layers->ptr<TransformerEncoderLayerImpl>(i)->reset_parameters();
   }
-  if (auto ln = norm.is_empty() ? nullptr : norm.ptr<LayerNormImpl>()) ln->reset_parameters();
+  // a norm of another type (any module) keeps its parameters
+  if (auto ln = norm.is_empty() ? nullptr : std::dynamic_pointer_cast<LayerNormImpl>(norm.ptr())) {
+    ln->reset_parameters();
+  }
 }
 
 Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& src_mask,
@@ -208,7 +211,10 @@ void TransformerDecoderImpl::reset_parameters() {
   for (size_t i = 0; i < layers->size(); ++i) {
     layers->ptr<TransformerDecoderLayerImpl>(i)->reset_parameters();
   }
-  if (auto ln = norm.is_empty() ? nullptr : norm.ptr<LayerNormImpl>()) ln->reset_parameters();
+  // a norm of another type (any module) keeps its parameters
+  if (auto ln = norm.is_empty() ? nullptr : std::dynamic_pointer_cast<LayerNormImpl>(norm.ptr())) {
+    ln->reset_parameters();
+  }
 }
 
 Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory,
