@@ -327,6 +327,12 @@ BOOST_AUTO_TEST_CASE(any_module_defaults_assignment_and_holders) {
   nn::Linear back = any.get<nn::Linear>();  // a holder sharing the module
   BOOST_TEST(back->weight.is_same(linear->weight));
   BOOST_TEST(any.get<nn::LinearImpl>().options.out_features() == 4);
+  // ptr<T>() checks the type as get<T>() does (libtorch's any.cpp PtrWithBadDowncastThrows)
+  BOOST_TEST(any.ptr<nn::Linear>() == linear.ptr());
+  BOOST_TEST(any.ptr<nn::LinearImpl>() == linear.ptr());
+  CHECK_ERROR(kiln::TypeError, any.ptr<nn::ReLU>(), "Attempted to cast module of type");
+  CHECK_ERROR(kiln::Error, nn::AnyModule().ptr<nn::Linear>(),
+              "Cannot call ptr() on an empty AnyModule");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -175,11 +175,20 @@ BOOST_AUTO_TEST_CASE(fold_and_unfold_match_pytorch) {
   CHECK_ERROR(kiln::ValueError, F::fold(kiln::ones({2, 5, 16}), F::FoldFuncOptions({5, 6}, {2, 3})),
               "fold: expected size of input's dimension 1 to be divisible by the product of "
               "kernel_size, but got input.size(1)=5 and kernel_size=[2, 3]");
+  CHECK_ERROR(kiln::ValueError,
+              F::fold(kiln::ones({1, 3, 16, 16}), F::FoldFuncOptions({4, 5}, {2, 2})),
+              "fold: Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
+              "(got 4D)");
 }
 
 BOOST_AUTO_TEST_CASE(conv_module_reprs_and_errors) {
   BOOST_TEST(repr(*nn::Conv1d(nn::Conv1dOptions(3, 4, 5).stride(2).groups(1).bias(false))) ==
-             "kiln::nn::Conv1d(3, 4, kernel_size=[5], stride=[2], bias=false)");
+             "kiln::nn::Conv1d(3, 4, kernel_size=5, stride=2, bias=false)");
+  // one-dimensional sizes print alone, as libtorch's ExpandingArray<1> (PrettyPrintConv)
+  BOOST_TEST(repr(*nn::ConvTranspose1d(
+                 nn::ConvTranspose1dOptions(3, 4, 5).stride(2).padding(1).output_padding(1))) ==
+             "kiln::nn::ConvTranspose1d(3, 4, kernel_size=5, stride=2, padding=1, "
+             "output_padding=1)");
   BOOST_TEST(
       repr(*nn::Conv3d(nn::Conv3dOptions(2, 4, 3).padding(1).dilation(2).groups(2).padding_mode(
           kiln::kCircular))) ==

@@ -89,6 +89,30 @@ BOOST_AUTO_TEST_CASE(init_takes_libtorch_tags_eye_and_dirac) {
   CHECK_ERROR(kiln::ValueError, init::dirac_(kiln::empty({3, 3})), "3, 4, or 5 dimensions");
 }
 
+BOOST_AUTO_TEST_CASE(init_orthogonal) {
+  namespace init = nn::init;
+  kiln::manual_seed(0);
+  // tall, wide and a convolution weight (flattened to [out, in * k * k]): rows or columns
+  // orthonormal, times gain
+  Tensor tall = init::orthogonal_(kiln::empty({6, 3}));
+  BOOST_CHECK(kiln::allclose(tall.t().matmul(tall), kiln::eye(3), 1e-5, 1e-5));
+  Tensor wide = init::orthogonal_(kiln::empty({3, 6}, kiln::kDouble), 2.0);
+  BOOST_CHECK(kiln::allclose(wide.matmul(wide.t()), kiln::eye(3, kiln::kDouble) * 4, 1e-12, 1e-12));
+  nn::Conv2d conv(nn::Conv2dOptions(3, 2, 3).stride(2));  // libtorch's CanInitializeCnn...
+  Tensor w = init::orthogonal_(conv->named_parameters()["weight"]);
+  BOOST_CHECK(w.is_same(conv->weight));
+  BOOST_CHECK(!w.grad_fn());
+  Tensor flat = w.view({2, 27});
+  BOOST_CHECK(kiln::allclose(flat.matmul(flat.t()), kiln::eye(2), 1e-5, 1e-5));
+  // Q of a random matrix: two draws differ; a square one is orthogonal
+  Tensor square = init::orthogonal_(kiln::empty({4, 4}, kiln::kDouble));
+  BOOST_CHECK(!init::orthogonal_(kiln::empty({4, 4}, kiln::kDouble)).equal(square));
+  BOOST_CHECK(kiln::allclose(square.matmul(square.t()), kiln::eye(4, kiln::kDouble)));
+  BOOST_CHECK(init::orthogonal_(kiln::empty({0, 3})).numel() == 0);
+  CHECK_ERROR(kiln::ValueError, init::orthogonal_(kiln::empty({3})),
+              "orthogonal_: only tensors with 2 or more dimensions are supported");
+}
+
 BOOST_AUTO_TEST_CASE(layer_norm_matches_pytorch) {
   check_case("layer_norm_1", {"x", "w", "b"},
              [](auto& v) { return F::layer_norm(v[0], {4}, v[1], v[2]); });

@@ -161,7 +161,8 @@ BOOST_AUTO_TEST_CASE(error_messages) {
               "size ([2, 1])");
   CHECK_ERROR(kiln::ValueError,
               F::binary_cross_entropy_with_logits(kiln::rand({2}), kiln::ones({3})),
-              "binary_cross_entropy_with_logits: using a target size ([3])");
+              "binary_cross_entropy_with_logits: Target size ([3]) must be the same as input "
+              "size ([2])");  // PyTorch's own words for this loss (libtorch's BCEWithLogitsLoss)
 }
 
 BOOST_AUTO_TEST_CASE(clip_grad_norm_matches_pytorch) {

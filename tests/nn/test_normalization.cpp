@@ -163,6 +163,49 @@ BOOST_AUTO_TEST_CASE(local_response_norm_and_normalize_match_pytorch) {
               "size [2, 3])");
 }
 
+BOOST_AUTO_TEST_CASE(local_response_norm_of_integers_as_pytorch) {
+  // PyTorch 1.13: F.local_response_norm(torch.arange(100, 118).resize_(3, 3, 2), 2) and
+  // F.local_response_norm(torch.arange(-6, 18).reshape(1, 4, 3, 2), 3, alpha=0.5, beta=0.75,
+  // k=2.): float32, the window's mean of squares truncated as its integer avg_pool
+  Tensor y = F::local_response_norm(kiln::arange(100, 118).resize_({3, 3, 2}),
+                                    F::LocalResponseNormFuncOptions(2));
+  BOOST_TEST(y.dtype() == kiln::kFloat);
+  Tensor first = kiln::tensor({73.77879333496094, 74.14615631103516, 60.19416427612305,
+                               60.330204010009766, 60.4609375, 60.586483001708984},
+                              kiln::kFloat);
+  BOOST_TEST(kiln::allclose(y.flatten().narrow(0, 0, 6), first, 1e-6, 1e-6));
+  Tensor z = F::local_response_norm(kiln::arange(-6, 18).reshape({1, 4, 3, 2}),
+                                    F::LocalResponseNormFuncOptions(3).alpha(0.5).beta(0.75).k(2));
+  Tensor expected = kiln::tensor({-1.2613446712493896,
+                                  -1.3042371273040771,
+                                  -1.1962790489196777,
+                                  -0.8972092270851135,
+                                  -0.5981395244598389,
+                                  -0.26084741950035095,
+                                  0.0,
+                                  0.13457797467708588,
+                                  0.25,
+                                  0.33631208539009094,
+                                  0.393770307302475,
+                                  0.42809051275253296,
+                                  0.4459526538848877,
+                                  0.4529002010822296,
+                                  0.452920138835907,
+                                  0.44868868589401245,
+                                  0.4419417381286621,
+                                  0.43378594517707825,
+                                  0.8919053077697754,
+                                  0.8493871092796326,
+                                  0.8057840466499329,
+                                  0.7636324763298035,
+                                  0.7330314517021179,
+                                  0.7024661302566528},
+                                 kiln::kFloat);
+  BOOST_TEST(kiln::allclose(z.flatten(), expected, 1e-6, 1e-6));
+  CHECK_ERROR(kiln::TypeError, F::local_response_norm(kiln::ones({1, 2, 2}, kiln::kBool), 2),
+              "local_response_norm: expected a numeric input, but got bool");
+}
+
 BOOST_AUTO_TEST_CASE(aten_layer_norm_and_normalize_out) {
   kiln::manual_seed(4);
   Tensor x = kiln::randn({3, 2, 2});

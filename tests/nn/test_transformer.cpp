@@ -217,9 +217,18 @@ BOOST_AUTO_TEST_CASE(encoder_layers_start_as_copies) {
   }
   nn::Transformer model(nn::TransformerOptions(8, 2, 1, 1).dim_feedforward(4));
   CHECK_ERROR(kiln::ValueError, model(kiln::randn({5, 2, 8}), kiln::randn({4, 3, 8})),
-              "Transformer", "batch number", "[5, 2, 8]", "[4, 3, 8]");
+              "Transformer: src and tgt should have equal batch size (at dim 1), but got src "
+              "[5, 2, 8] and tgt [4, 3, 8]");
   CHECK_ERROR(kiln::ValueError, model(kiln::randn({5, 2, 6}), kiln::randn({4, 2, 6})),
-              "Transformer", "d_model 8");
+              "Transformer: src and tgt should have same feature size as d_model (at dim 2)",
+              "while d_model is 8");
+  CHECK_ERROR(kiln::ValueError, model(kiln::randn({2, 8}), kiln::randn({4, 2, 8})),
+              "Transformer: src and tgt should have 3 dimensions (or both 2, unbatched), but got "
+              "src [2, 8] and tgt [4, 2, 8]");
+  // libtorch prints these four by their Impl names (its TransformerTest.PrettyPrint* cases)
+  std::ostringstream text;
+  text << *nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(4, 2));
+  BOOST_TEST(text.str().rfind("kiln::nn::TransformerEncoderLayerImpl(\n", 0) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(transformer_trains_on_the_fused_path) {

@@ -1,6 +1,6 @@
 // The utilities libtorch code uses everywhere, with c10's shapes: irange, str and Join,
 // make_tempfile, the warning handler (and kiln's own warnings reaching it), ArrayRef's members,
-// and the aliases autograd::Variable, ExpandingArray and make_unique.
+// OptionalArrayRef, and the aliases autograd::Variable, ExpandingArray and make_unique.
 #include "tensor_test.h"
 
 #include <kiln/kiln.h>
@@ -202,6 +202,33 @@ BOOST_AUTO_TEST_CASE(array_ref_front_back_at_and_slice_are_checked) {
   CHECK_ERROR(IndexError, empty.back(), "ArrayRef::back: the array is empty");
   std::vector<size_t> indices{7, 8};
   BOOST_TEST(ArrayRef<size_t>(indices).front() == 7u);
+}
+
+namespace {
+int64_t first_of(OptionalIntArrayRef values) { return values.value()[0]; }
+size_t count_of(OptionalIntArrayRef values) { return values ? values->size() : 0; }
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(optional_array_ref_binds_what_array_ref_binds) {
+  // one value (of another type too: the temporary is the caller's, as in libtorch's
+  // OptionalArrayRefTest.DanglingPointerFix), braces, a vector, an ArrayRef, nothing
+  BOOST_TEST(first_of(300) == 300);
+  BOOST_TEST(first_of(int64_t{301}) == 301);
+  BOOST_TEST(first_of({400}) == 400);
+  BOOST_TEST(count_of({1, 2, 3}) == 3u);
+  std::vector<int64_t> v{5, 6};
+  BOOST_TEST(first_of(v) == 5);
+  BOOST_TEST(first_of(IntArrayRef(v)) == 5);
+  BOOST_TEST(count_of(std::nullopt) == 0u);
+  BOOST_TEST(count_of({}) == 0u);
+  OptionalIntArrayRef none;
+  BOOST_TEST(!none.has_value());
+  BOOST_TEST((none == std::nullopt));
+  BOOST_TEST(none.value_or(IntArrayRef(v)).size() == 2u);
+  CHECK_ERROR(ValueError, none.value(), "OptionalArrayRef::value: it holds no array");
+  OptionalIntArrayRef some(v);
+  some.reset();
+  BOOST_TEST(!some);
 }
 
 BOOST_AUTO_TEST_CASE(libtorch_aliases_name_kilns_types) {

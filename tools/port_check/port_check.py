@@ -5,53 +5,29 @@ aliases only. run.sh finds kiln and the compiler flags, then calls this script, 
   1. splits each test file into one translation unit per TEST/TEST_F case (the file's preamble
      and helpers kept, the other cases blanked so that line numbers stay the file's own);
   2. skips the cases of categories that do not apply to kiln (NOT_APPLICABLE, with reasons);
-  3. syntax-checks every other case against a precompiled header, then compiles, links and
-     runs only the cases that passed (each alone, so a crash costs one case);
+  3. compiles every other case against a precompiled header, then links and runs those that
+     compiled (each alone, so a crash costs one case);
   4. prints cases, compiled, passed and skipped per file and in total, and writes report.md
      with the missing names ranked by the number of cases they block.
 
 The only source edits are the ones a porting user makes: <torch/...>, <ATen/...> and <c10/...>
 includes become the alias header (force-included), PyTorch's two test support headers become
-port_check's (include/port_check/test_support.h), and `namespace torch {` (which an alias
-cannot reopen) becomes `namespace kiln {`.
+port_check's (include/port_check/test_support.h), `namespace torch {` (which an alias
+cannot reopen) becomes `namespace kiln {`, and `torch::nn::` in string literals (the printed
+names of modules) becomes `kiln::nn::`.
 """
 
 import argparse
 import collections
 import concurrent.futures
 import json
-import os
 import pathlib
 import re
-import subprocess
 import sys
 
-# Categories of cases that do not apply to kiln: (category, what is matched, regex, reason).
-# "file" matches the test file's name, "case" matches "Suite.Name".
-NOT_APPLICABLE = [
-    ("CUDA-only", "file", r"^(tensor_cuda|tensor_options_cuda|parallel)\.cpp$",
-     "needs a CUDA device (none on the measuring machine) and libtorch's CUDA-only API"),
-    ("CUDA-only", "case", r"CUDA",
-     "PyTorch runs it only with CUDA devices (its main filters *_CUDA cases out without them)"),
-    ("JIT/TorchScript", "file", r"^jit\.cpp$",
-     "TorchScript compiler and interpreter: kiln has no JIT"),
-    ("JIT/TorchScript", "case", r"TorchScript|IValue",
-     "TorchScript values and modules: kiln has no JIT"),
-    ("pickle archives", "case", r"[Pp]ickle",
-     "Python pickle format: kiln's archives are its own format"),
-    ("complex", "file", r"^fft\.cpp$",
-     "FFTs return complex tensors: kiln has no complex dtypes"),
-    ("complex", "case", r"[Cc]omplex",
-     "complex dtypes: kiln has none"),
-    ("sparse", "case", r"[Ss]parse",
-     "sparse layouts: kiln tensors are strided only"),
-    ("quantized", "case", r"[Qq]uantiz|QInt|QUInt",
-     "quantized dtypes: kiln has none"),
-    ("named tensors", "case", r"NamedTensor|Dimname",
-     "named dimensions: kiln has none"),
-    ("disabled upstream", "case", r"(^|\.)DISABLED_",
-     "disabled in PyTorch itself"),
-]
+import grouped  # beside this script
+from grouped import check_case, compile_unit, link_unit, run
+from not_applicable import NOT_APPLICABLE  # the categories and their reasons
 
 # Includes the alias header stands for (a porting user replaces them by <kiln/kiln.h>).
 LIBTORCH_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](torch|ATen|c10|caffe2)/[^>"]*[>"]')
@@ -158,8 +134,27 @@ def not_applicable(file_name, case_id):
     return None
 
 
+PRINTED_NAMESPACE = re.compile(r"\btorch::nn::")
+
+
+def rename_printed_modules(text):
+    """`torch::nn::` inside string literals (and comments) becomes `kiln::nn::`: kiln's modules
+    print their own class names (docs/porting.md, "What differs"), so the renaming a port does
+    reaches the expected strings too. Code outside literals keeps the alias."""
+    mask = code_mask(text)
+    out, pos = [], 0
+    for m in PRINTED_NAMESPACE.finditer(text):
+        if mask[m.start()] == " ":  # blanked by code_mask: in a literal or comment
+            out.append(text[pos:m.start()])
+            out.append("kiln::nn::")
+            pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def port_source(text):
-    """The edits a porting user makes, line by line (line count unchanged)."""
+    """The edits a porting user makes (line count unchanged)."""
+    text = rename_printed_modules(text)
     lines = []
     for line in text.split("\n"):
         if SUPPORT_INCLUDE.match(line) or LIBTORCH_INCLUDE.match(line):
@@ -258,9 +253,10 @@ def defined_names(chunk):
 
 
 def case_unit(text, cases, keep):
-    """The file with every case but cases[keep] blanked, and the top-level helpers that the
-    case does not use (directly or through other kept helpers) blanked too; newlines kept, so
-    compiler messages give the file's own line numbers."""
+    """The file with every case but cases[keep] (an index, or a set of them) blanked, and the
+    top-level helpers that those cases do not use (directly or through other kept helpers)
+    blanked too; newlines kept, so compiler messages give the file's own line numbers."""
+    keep = {keep} if isinstance(keep, int) else set(keep)
     mask = code_mask(text)
     regions, pos = [], 0
     for _, _, _, start, end in cases:
@@ -269,8 +265,9 @@ def case_unit(text, cases, keep):
     regions.append((pos, len(text)))
     chunks = [c for a, b in regions for c in top_level_chunks(mask, a, b)]
     names = [defined_names(mask[a:b]) for a, b in chunks]
-    _, _, _, case_start, case_end = cases[keep]
-    wanted = set(IDENTIFIER.findall(mask[case_start:case_end]))
+    wanted = set()
+    for index in keep:
+        wanted |= set(IDENTIFIER.findall(mask[cases[index][3]:cases[index][4]]))
     kept = [not n for n in names]
     for index, keep_it in enumerate(kept):
         if keep_it:
@@ -283,7 +280,7 @@ def case_unit(text, cases, keep):
                 kept[index] = changed = True
                 wanted |= set(IDENTIFIER.findall(mask[chunks[index][0]:chunks[index][1]]))
     blank = [(a, b) for (a, b), k in zip(chunks, kept) if not k]
-    blank += [(start, end) for i, (_, _, _, start, end) in enumerate(cases) if i != keep]
+    blank += [(start, end) for i, (_, _, _, start, end) in enumerate(cases) if i not in keep]
     out, pos = [], 0
     for start, end in sorted(blank):
         out.append(text[pos:start])
@@ -379,48 +376,6 @@ def helper_error_lines(log, unit_path, case_start_line, case_end_line):
     return sorted(lines)
 
 
-def run(command, timeout, cwd=None):
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                              env=dict(os.environ, LC_ALL="C"), errors="replace")
-        return done.returncode, done.stdout + done.stderr
-    except subprocess.TimeoutExpired:
-        return -1, f"timed out after {timeout} s"
-
-
-def check_case(case, args):
-    """Syntax-checks one case; when it passes, compiles, links and runs it. Fills the case."""
-    nice = ["nice", "-n", "10"]
-    # The tests' own headers, ported (plan() writes them), come before the originals.
-    cxx = args.cxx.split() + ["-I" + str(pathlib.Path(args.work, "include"))]
-    cxx += args.cxxflags.split()
-    code, log = run(nice + cxx + ["-fsyntax-only", "-include", args.pch_header,
-                                  str(case["unit"])], args.compile_timeout)
-    case["syntax_log"] = log
-    case["unit"].with_suffix(".log").write_text(log)
-    case["compiled"] = code == 0
-    if code != 0:
-        return case
-    obj = case["unit"].with_suffix(".o")
-    exe = case["unit"].with_suffix(".exe")
-    code, log = run(nice + cxx + ["-c", "-include", args.pch_header, str(case["unit"]),
-                                  "-o", str(obj)], args.compile_timeout)
-    if code == 0:
-        code, log = run(nice + args.cxx.split() + [str(obj), args.main_object, "-o", str(exe)] +
-                        args.ldflags.split(), args.compile_timeout)
-    if code != 0:
-        case["compiled"] = False
-        case["syntax_log"] = log
-        return case
-    code, log = run([str(exe)], args.run_timeout)
-    case["passed"] = code == 0
-    case["run_log"] = log[-4000:]
-    case["unit"].with_suffix(".log").write_text(log)
-    for path in (obj, exe):
-        path.unlink(missing_ok=True)
-    return case
-
-
 def plan(args):
     api_dir = pathlib.Path(args.api_dir)
     work = pathlib.Path(args.work)
@@ -446,6 +401,7 @@ def plan(args):
                 unit.parent.mkdir(parents=True, exist_ok=True)
                 unit.write_text(case_unit(text, found, index))
                 case["unit"] = unit
+                case["index"], case["source"] = index, (text, found)
             cases.append(case)
     return cases
 
@@ -544,8 +500,12 @@ def main():
     parser.add_argument("--main-object", required=True)
     parser.add_argument("--kiln", default="", help="which kiln (for the report)")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--nice", type=int, default=10, help="niceness of the compiles")
     parser.add_argument("--files", nargs="*", help="only these test files (names)")
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--per-case", action="store_true",
+                        help="compile every case alone (slower; grouped.py says how the default "
+                        "groups them)")
     parser.add_argument("--report-only", action="store_true",
                         help="summarize the last run's results.json and logs again")
     parser.add_argument("--compile-timeout", type=int, default=600)
@@ -575,10 +535,25 @@ def main():
     cases = kept
     skipped = sum("skipped" in c for c in cases)
     print(f"port_check: {len(todo)} cases to check, {skipped} not applicable", file=sys.stderr)
+    by_file = collections.OrderedDict()
+    for case in todo:
+        by_file.setdefault(case["file"], []).append(case)
+
+    def check_file(file_cases):
+        if args.per_case:
+            return [check_case(case, args) for case in file_cases]
+        text, found = file_cases[0]["source"]
+        return grouped.check_file(
+            file_cases, args, lambda group: case_unit(text, found, {c["index"] for c in group}),
+            lambda unit, all_errors: compile_unit(unit, args, all_errors),
+            lambda obj, exe: link_unit(obj, exe, args), run, check_case)
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for done, _ in enumerate(pool.map(lambda c: check_case(c, args), todo), 1):
-            if done % 50 == 0:
-                print(f"port_check: {done}/{len(todo)}", file=sys.stderr)
+        for name, alone in zip(by_file, pool.map(check_file, by_file.values())):
+            cases_of = by_file[name]
+            print(f"port_check: {name}: {sum(c['compiled'] for c in cases_of)} of "
+                  f"{len(cases_of)} compiled, {sum(c['passed'] for c in cases_of)} passed "
+                  f"({len(alone)} checked alone)", file=sys.stderr)
     summarize(cases, args)
 
 

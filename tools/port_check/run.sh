@@ -6,8 +6,9 @@
 #
 # With a build dir, kiln is that build (kiln_core and kiln_cpu built) and its source tree;
 # without, the installed kiln under $KILN_PREFIX (default /usr/local).
-# Environment: CXX (default c++), JOBS (parallel compiles, default 2), PORT_CHECK_WORK (where
-# units, logs and report.md go; default <build-dir>/port_check, else ./port_check).
+# Environment: CXX (default c++), JOBS (parallel compiles, default 2), NICE (the compiles'
+# niceness, default 10), PORT_CHECK_WORK (where units, logs and report.md go; default
+# <build-dir>/port_check, else ./port_check).
 # Needs libgtest-dev and python3.
 set -euo pipefail
 
@@ -47,6 +48,7 @@ fi
 command -v python3 > /dev/null || fail "python3 is missing"
 
 cxx=${CXX:-c++}
+niceness=${NICE:-10}
 gtest_libs=$(pkg-config --libs gmock gtest 2> /dev/null || echo "-lgtest -pthread")
 mkdir -p "$work/pch"
 work=$(cd "$work" && pwd)
@@ -56,7 +58,7 @@ flags="-std=c++20 -O0 -w -fmax-errors=40 -pthread -I$here/include -I$root $inclu
 # Helpers of the test support header that need a libtorch feature exist only when kiln has it.
 probe() {  # probe MACRO 'code'
   printf '#include <port_check/torch_alias.h>\n#include <string>\n%s\n' "$2" > "$work/pch/probe.cpp"
-  if nice -n 10 $cxx $flags -fsyntax-only "$work/pch/probe.cpp" 2> /dev/null; then
+  if nice -n "$niceness" $cxx $flags -fsyntax-only "$work/pch/probe.cpp" 2> /dev/null; then
     flags="$flags -D$1"
   fi
 }
@@ -69,10 +71,10 @@ probe PORT_CHECK_HAS_DEFAULT_DTYPE 'void f() { torch::set_default_dtype(
 pch="$work/pch/port_check_pch.h"
 printf '#include <port_check/test_support.h>\n' > "$pch"
 echo "port_check: precompiling the alias and support headers" >&2
-nice -n 10 $cxx $flags -x c++-header "$pch" -o "$pch.gch"
-nice -n 10 $cxx $flags -c "$here/main.cpp" -o "$work/pch/main.o"
+nice -n "$niceness" $cxx $flags -x c++-header "$pch" -o "$pch.gch"
+nice -n "$niceness" $cxx $flags -c "$here/main.cpp" -o "$work/pch/main.o"
 
 python3 "$here/port_check.py" "$api" --work "$work" --cxx "$cxx" --cxxflags "$flags -Winvalid-pch" \
   --ldflags "$libdir/libkiln_core.so -Wl,-rpath,$libdir $gtest_libs" --pch-header "$pch" \
-  --main-object "$work/pch/main.o" --kiln "$kiln" --jobs "${JOBS:-2}" \
+  --main-object "$work/pch/main.o" --kiln "$kiln" --jobs "${JOBS:-2}" --nice "$niceness" \
   ${PORT_CHECK_FILES:+--files $PORT_CHECK_FILES}

@@ -64,6 +64,16 @@ class Splitting(unittest.TestCase):
         self.assertIn("// port_check: #include <test/cpp/api/support.h>", text)
         self.assertIn("#include <string>", text)
 
+    def test_printed_module_names_are_renamed_in_literals_only(self):
+        text = port_check.port_source(
+            'torch::nn::Linear l(1, 2); // torch::nn::Linear\n'
+            'ASSERT_EQ(c10::str(l), "torch::nn::Linear(in_features=1)");\n'
+            'auto s = R"(torch::nn::Sequential(\n  (0): torch::nn::ReLU()\n))";\n')
+        self.assertEqual(text,
+                         'torch::nn::Linear l(1, 2); // kiln::nn::Linear\n'
+                         'ASSERT_EQ(c10::str(l), "kiln::nn::Linear(in_features=1)");\n'
+                         'auto s = R"(kiln::nn::Sequential(\n  (0): kiln::nn::ReLU()\n))";\n')
+
     def test_not_applicable_by_case_and_file_name(self):
         self.assertEqual(port_check.not_applicable("sample.cpp", "SampleOther.ComplexValues")[0],
                          "complex")

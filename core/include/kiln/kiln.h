@@ -30,6 +30,7 @@
 #include <kiln/tensor_data.h>
 #include <kiln/util/irange.h>
 #include <kiln/util/memory.h>
+#include <kiln/util/optional_array_ref.h>
 #include <kiln/util/string.h>
 #include <kiln/util/tempfile.h>
 #include <kiln/variable.h>

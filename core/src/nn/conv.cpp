@@ -8,6 +8,7 @@
 #include "repr.h"
 
 #include <cmath>
+#include <sstream>
 
 namespace kiln::nn {
 namespace detail {
@@ -58,10 +59,25 @@ void print_conv(std::ostream& stream, const std::string& kind, int64_t in, int64
     }
     return true;
   };
-  stream << kind << "(" << in << ", " << out << ", kernel_size=" << kernel << ", stride=" << stride;
-  if (!padding.empty()) stream << ", padding=" << padding;
-  if (!all(dilation, 1)) stream << ", dilation=" << dilation;
-  if (!all(output_padding, 0)) stream << ", output_padding=" << output_padding;
+  // libtorch prints a one-dimensional ExpandingArray as its value alone: kernel_size=5, [3, 3]
+  auto sizes = [](IntArrayRef v) {
+    std::ostringstream text;
+    if (v.size() == 1) {
+      text << v[0];
+    } else {
+      text << v;
+    }
+    return text.str();
+  };
+  std::string pad = padding;
+  if (kernel.size() == 1 && pad.size() > 2 && pad.front() == '[' && pad.back() == ']') {
+    pad = pad.substr(1, pad.size() - 2);
+  }
+  stream << kind << "(" << in << ", " << out << ", kernel_size=" << sizes(kernel)
+         << ", stride=" << sizes(stride);
+  if (!pad.empty()) stream << ", padding=" << pad;
+  if (!all(dilation, 1)) stream << ", dilation=" << sizes(dilation);
+  if (!all(output_padding, 0)) stream << ", output_padding=" << sizes(output_padding);
   if (groups != 1) stream << ", groups=" << groups;
   if (!bias) stream << ", bias=false";
   if (!std::holds_alternative<enumtype::kZeros>(mode)) {

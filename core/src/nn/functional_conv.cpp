@@ -319,8 +319,9 @@ Tensor unfold(const Tensor& input, const UnfoldFuncOptions& o) {
 }
 
 Tensor fold(const Tensor& input, const FoldFuncOptions& o) {
-  KILN_CHECK_VALUE(input.dim() == 2 || input.dim() == 3, "fold: expected 2D (unbatched) or 3D ",
-                   "(batched) input, but got input of size ", input.sizes());
+  KILN_CHECK_VALUE(input.dim() == 2 || input.dim() == 3, "fold: Input Error: Only unbatched (2D) ",
+                   "or batched (3D) input Tensors are supported (got ", input.dim(),
+                   "D): input of size ", input.sizes());
   Tensor x = input.dim() == 2 ? input.unsqueeze(0) : input;
   const ExpandingArray<2>& k = o.kernel_size();
   const int64_t taps = k[0] * k[1];

@@ -219,7 +219,9 @@ Tensor binary_cross_entropy_with_logits_backend(const BinaryCrossEntropyWithLogi
                                                 const Tensor& input, const Tensor& target,
                                                 const Tensor& weight, Reduction reduction,
                                                 const Tensor& pos_weight) {
-  check_same_size("binary_cross_entropy_with_logits", input, target);
+  KILN_CHECK_VALUE(input.sizes().equals(target.sizes()),
+                   "binary_cross_entropy_with_logits: ", "Target size (", target.sizes(),
+                   ") must be the same as input size (", input.sizes(), ")");
   check_floating("binary_cross_entropy_with_logits", input);
   Tensor softplus_neg = detail::log1p_exp(-input);  // log(1 + exp(-x))
   Tensor loss;

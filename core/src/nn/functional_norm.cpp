@@ -272,14 +272,15 @@ Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& options) {
 }
 
 // The channel window's sum of squares as `size` shifted slices of the squares padded with
-// size / 2 zero channels before and (size - 1) / 2 after, as PyTorch's.
+// size / 2 zero channels before and (size - 1) / 2 after, as PyTorch's. An integer input gives
+// the default floating dtype, as PyTorch's.
 Tensor local_response_norm(const Tensor& input, const LocalResponseNormFuncOptions& options) {
   const int64_t size = options.size();
   KILN_CHECK_VALUE(input.dim() >= 3, "local_response_norm: expected 3D or higher ",
                    "dimensionality input (got input of size ", input.sizes(), ")");
   KILN_CHECK_VALUE(size > 0, "local_response_norm: size must be positive (got ", size, ")");
-  KILN_CHECK_TYPE(input.is_floating_point(), "local_response_norm: expected a floating point ",
-                  "input, but got ", dtype_name(input.dtype()));
+  KILN_CHECK_TYPE(input.dtype() != kBool, "local_response_norm: expected a numeric input, but ",
+                  "got bool");
   if (input.numel() == 0) return input.clone();
   const int64_t c = input.size(1);
   DimVector before(input.sizes()), after(input.sizes());
@@ -289,8 +290,10 @@ Tensor local_response_norm(const Tensor& input, const LocalResponseNormFuncOptio
   Tensor squares = cat({zeros(before, like), input * input, zeros(after, like)}, 1);
   Tensor window = squares.narrow(1, 0, c);
   for (int64_t j = 1; j < size; ++j) window = window + squares.narrow(1, j, c);
-  Tensor divisor =
-      pow(window * (options.alpha() / static_cast<double>(size)) + options.k(), options.beta());
+  // Integers average as PyTorch's integer avg_pool does (truncated), then turn floating.
+  Tensor scaled = input.is_floating_point() ? window * (options.alpha() / static_cast<double>(size))
+                                            : floor_divide(window, size) * options.alpha();
+  Tensor divisor = pow(scaled + options.k(), options.beta());
   return input / divisor;
 }
 

@@ -104,4 +104,39 @@ Tensor dirac_(Tensor tensor, int64_t groups) {
   return tensor;
 }
 
+namespace {
+// a (row-major [rows, cols], rows >= cols) becomes Q of its reduced QR factorization with R's
+// diagonal positive: modified Gram-Schmidt in float64, which gives that Q directly.
+void orthonormalize_columns(double* a, int64_t rows, int64_t cols) {
+  for (int64_t j = 0; j < cols; ++j) {
+    for (int64_t i = 0; i < j; ++i) {
+      double dot = 0;
+      for (int64_t k = 0; k < rows; ++k) dot += a[k * cols + i] * a[k * cols + j];
+      for (int64_t k = 0; k < rows; ++k) a[k * cols + j] -= dot * a[k * cols + i];
+    }
+    double norm = 0;
+    for (int64_t k = 0; k < rows; ++k) norm += a[k * cols + j] * a[k * cols + j];
+    norm = std::sqrt(norm);
+    for (int64_t k = 0; k < rows; ++k) a[k * cols + j] = norm > 0 ? a[k * cols + j] / norm : 0.0;
+  }
+}
+}  // namespace
+
+Tensor orthogonal_(Tensor tensor, double gain) {
+  KILN_CHECK_VALUE(tensor.dim() >= 2, "orthogonal_: only tensors with 2 or more dimensions are ",
+                   "supported (got sizes ", tensor.sizes(), ")");
+  NoGradGuard no_grad;
+  const int64_t rows = tensor.size(0);
+  const int64_t cols = rows == 0 ? 0 : tensor.numel() / rows;
+  if (tensor.numel() == 0) return tensor;
+  const bool wide = rows < cols;  // factor the transpose, whose columns are fewer
+  const int64_t m = wide ? cols : rows;
+  const int64_t n = wide ? rows : cols;
+  Tensor result = kiln::randn({m, n}, kiln::dtype(kDouble).device(Device(kCPU))).contiguous();
+  orthonormalize_columns(result.data_ptr<double>(), m, n);
+  if (wide) result = result.t();
+  tensor.view({rows, cols}).copy_(result.mul(gain).to(tensor.options()));
+  return tensor;
+}
+
 }  // namespace kiln::nn::init

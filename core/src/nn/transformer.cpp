@@ -86,7 +86,7 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src
 }
 
 void TransformerEncoderLayerImpl::pretty_print(std::ostream& stream) const {
-  stream << "kiln::nn::TransformerEncoderLayer";
+  stream << "kiln::nn::TransformerEncoderLayerImpl";  // libtorch prints the Impl name here
 }
 
 // --- TransformerDecoderLayer ---------------------------------------------------------------
@@ -151,7 +151,7 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& tgt, const Tensor& mem
 }
 
 void TransformerDecoderLayerImpl::pretty_print(std::ostream& stream) const {
-  stream << "kiln::nn::TransformerDecoderLayer";
+  stream << "kiln::nn::TransformerDecoderLayerImpl";  // libtorch prints the Impl name here
 }
 
 // --- TransformerEncoder, TransformerDecoder ------------------------------------------------
@@ -174,7 +174,10 @@ void TransformerEncoderImpl::reset_parameters() {
   for (size_t i = 0; i < layers->size(); ++i) {
     layers->ptr<TransformerEncoderLayerImpl>(i)->reset_parameters();
   }
-  if (auto ln = norm.is_empty() ? nullptr : norm.ptr<LayerNormImpl>()) ln->reset_parameters();
+  // a norm of another type (any module) keeps its parameters
+  if (auto ln = norm.is_empty() ? nullptr : std::dynamic_pointer_cast<LayerNormImpl>(norm.ptr())) {
+    ln->reset_parameters();
+  }
 }
 
 Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& src_mask,
@@ -187,7 +190,7 @@ Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& src_mask
 }
 
 void TransformerEncoderImpl::pretty_print(std::ostream& stream) const {
-  stream << "kiln::nn::TransformerEncoder";
+  stream << "kiln::nn::TransformerEncoderImpl";  // libtorch prints the Impl name here
 }
 
 TransformerDecoderImpl::TransformerDecoderImpl(TransformerDecoderOptions options_)
@@ -208,7 +211,10 @@ void TransformerDecoderImpl::reset_parameters() {
   for (size_t i = 0; i < layers->size(); ++i) {
     layers->ptr<TransformerDecoderLayerImpl>(i)->reset_parameters();
   }
-  if (auto ln = norm.is_empty() ? nullptr : norm.ptr<LayerNormImpl>()) ln->reset_parameters();
+  // a norm of another type (any module) keeps its parameters
+  if (auto ln = norm.is_empty() ? nullptr : std::dynamic_pointer_cast<LayerNormImpl>(norm.ptr())) {
+    ln->reset_parameters();
+  }
 }
 
 Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory,
@@ -225,7 +231,7 @@ Tensor TransformerDecoderImpl::forward(const Tensor& tgt, const Tensor& memory,
 }
 
 void TransformerDecoderImpl::pretty_print(std::ostream& stream) const {
-  stream << "kiln::nn::TransformerDecoder";
+  stream << "kiln::nn::TransformerDecoderImpl";  // libtorch prints the Impl name here
 }
 
 // --- Transformer ---------------------------------------------------------------------------
@@ -270,14 +276,19 @@ Tensor TransformerImpl::forward(const Tensor& src, const Tensor& tgt, const Tens
                                 const Tensor& src_key_padding_mask,
                                 const Tensor& tgt_key_padding_mask,
                                 const Tensor& memory_key_padding_mask) {
+  // libtorch's messages, with the shapes (kiln also takes both unbatched, as PyTorch's Python)
+  KILN_CHECK_VALUE(src.dim() == tgt.dim() && (src.dim() == 3 || src.dim() == 2),
+                   "Transformer: src and tgt should have 3 dimensions (or both 2, unbatched), but ",
+                   "got src ", src.sizes(), " and tgt ", tgt.sizes());
   const bool batched = src.dim() == 3;
   const int64_t batch_dim = options.batch_first() ? 0 : 1;
-  KILN_CHECK_VALUE(!batched || (tgt.dim() == 3 && src.size(batch_dim) == tgt.size(batch_dim)),
-                   "Transformer: the batch number of src and tgt must be equal (got src ",
-                   src.sizes(), " and tgt ", tgt.sizes(), ")");
+  KILN_CHECK_VALUE(!batched || src.size(batch_dim) == tgt.size(batch_dim),
+                   "Transformer: src and tgt should have equal batch size (at dim ", batch_dim,
+                   "), but got src ", src.sizes(), " and tgt ", tgt.sizes());
   KILN_CHECK_VALUE(src.size(-1) == options.d_model() && tgt.size(-1) == options.d_model(),
-                   "Transformer: the feature number of src and tgt must be equal to d_model ",
-                   options.d_model(), " (got src ", src.sizes(), " and tgt ", tgt.sizes(), ")");
+                   "Transformer: src and tgt should have same feature size as d_model (at dim ",
+                   src.dim() - 1, "), but got src ", src.sizes(), " and tgt ", tgt.sizes(),
+                   " while d_model is ", options.d_model());
   Tensor memory = encoder(src, src_mask, src_key_padding_mask);
   return decoder(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
 }

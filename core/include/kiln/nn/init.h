@@ -101,5 +101,9 @@ KILN_API Tensor eye_(Tensor matrix);
 // A convolution weight [out, in, k...] (3 to 5 dimensions) that passes its input through: in
 // each of `groups` groups, output channel i gets a 1 at the centre of input channel i.
 KILN_API Tensor dirac_(Tensor tensor, int64_t groups = 1);
+// A (semi-)orthogonal matrix times gain, as the tensor flattened to [size(0), numel / size(0)]
+// (2 or more dimensions): Q of the QR factorization of a standard normal matrix, R's diagonal
+// made positive (Saxe et al.), as PyTorch's.
+KILN_API Tensor orthogonal_(Tensor tensor, double gain = 1.0);
 
 }  // namespace kiln::nn::init

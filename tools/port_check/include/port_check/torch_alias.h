@@ -21,3 +21,10 @@ namespace c10 = kiln;
 #ifndef TORCH_WARN_ONCE
 #define TORCH_WARN_ONCE KILN_WARN_ONCE
 #endif
+// Declaring a module holder and an option: kiln's macros have libtorch's shapes.
+#ifndef TORCH_MODULE
+#define TORCH_MODULE KILN_MODULE
+#endif
+#ifndef TORCH_ARG
+#define TORCH_ARG KILN_ARG
+#endif

@@ -130,14 +130,19 @@ class AnyModule {
     return T(std::shared_ptr<typename T::ContainedType>(module_,
                                                         &get<typename T::ContainedType>()));
   }
-  // The module (as T: null when it is not one).
+  // The module.
   const std::shared_ptr<Module>& ptr() const {
     KILN_CHECK(!is_empty(), "Cannot call ptr() on an empty AnyModule");
     return module_;
   }
+  // The module as T (an implementation or holder type); throws TypeError when it is not one,
+  // as libtorch's.
   template <class T>
   std::shared_ptr<typename nn::detail::contained_of<T>::type> ptr() const {
-    return std::dynamic_pointer_cast<typename nn::detail::contained_of<T>::type>(ptr());
+    using Contained = typename nn::detail::contained_of<T>::type;
+    const std::shared_ptr<Module>& module = ptr();
+    (void)get<Contained>();
+    return std::dynamic_pointer_cast<Contained>(module);
   }
   bool is_empty() const noexcept { return module_ == nullptr; }
   const std::type_info& type_info() const {
