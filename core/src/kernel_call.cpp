@@ -124,9 +124,9 @@ void run_on_cpu(const OperatorBase& op, Device device, std::initializer_list<con
 std::atomic<int> active_captures{0};
 thread_local std::vector<CapturedKernel>* t_capture = nullptr;
 
+template <class Operands>  // an initializer_list or a vector of const Tensor*
 void capture_kernel(const OperatorBase& op, Device device, const OperatorBase::PluginKernel& k,
-                    std::initializer_list<const Tensor*> inputs,
-                    std::initializer_list<const Tensor*> outputs, const Attrs& attrs) {
+                    const Operands& inputs, const Operands& outputs, const Attrs& attrs) {
   CapturedKernel c;
   c.op = &op;
   c.kernel = k;
@@ -210,6 +210,9 @@ void run_kernel_list(const OperatorBase& op, const std::vector<const Tensor*>& i
     throw NotImplementedError(str(op.name(), ": no kernel for device '",
                                   device_type_name(device.type()),
                                   "'; the operator has kernels for: ", devices_with_kernel(op)));
+  }
+  if (active_captures.load(std::memory_order_relaxed) != 0 && t_capture != nullptr) [[unlikely]] {
+    capture_kernel(op, device, k, inputs, outputs, attrs);  // See Note [Kernel capture]
   }
   kiln_tensor in[kMaxOperands];
   kiln_tensor out[kMaxOperands];

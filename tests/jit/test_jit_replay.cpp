@@ -40,7 +40,9 @@ void check_equal(const Tensor& a, const Tensor& b) {
 
 BOOST_AUTO_TEST_CASE(planned_replay_equals_eager_and_returns_fresh_results) {
   kiln::manual_seed(3);
-  auto traced = jit::trace(chain, kiln::rand({1024}));
+  jit::TraceOptions unfused;
+  unfused.fuse = false;  // one node per operator (the fused chain is the next case)
+  auto traced = jit::trace(chain, kiln::rand({1024}), unfused);
   kiln::autograd::NoGradGuard no_grad;
   BOOST_CHECK(!traced.replay_stats().planned);
   Tensor x1 = kiln::rand({1024}), x2 = kiln::rand({1024}), x3 = kiln::rand({1024});
@@ -58,6 +60,23 @@ BOOST_AUTO_TEST_CASE(planned_replay_equals_eager_and_returns_fresh_results) {
   check_equal(r2, chain(x2));
   check_equal(r3, chain(x3));
   BOOST_CHECK(r2.data_ptr() != r3.data_ptr());
+}
+
+// Fused (the default where the device has fused_pointwise), the chain is one node whose kernel
+// the plan captures like any other (run_kernel_list: See Note [Kernel capture]).
+BOOST_AUTO_TEST_CASE(a_fused_chain_is_planned) {
+  auto traced = jit::trace(chain, kiln::rand({1024}));
+  kiln::autograd::NoGradGuard no_grad;
+  Tensor x1 = kiln::rand({1024}), x2 = kiln::rand({1024});
+  Tensor r1 = traced.forward(x1);  // plans
+  jit::ReplayStats stats = traced.replay_stats();
+  BOOST_CHECK(stats.planned);
+  BOOST_CHECK_EQUAL(stats.nodes, 1u);
+  BOOST_CHECK_EQUAL(stats.fast_nodes, 1u);
+  Tensor r2 = traced.forward(x2);
+  check_equal(r1, chain(x1));
+  check_equal(r2, chain(x2));
+  BOOST_CHECK(r1.data_ptr() != r2.data_ptr());
 }
 
 BOOST_AUTO_TEST_CASE(plan_false_runs_each_backend_kernel) {
@@ -81,7 +100,9 @@ BOOST_AUTO_TEST_CASE(a_returned_view_of_an_intermediate_is_the_callers) {
     Tensor c = b * b;
     return {v, b, c};
   };
-  auto traced = jit::trace(fn, {kiln::randn({16})});
+  jit::TraceOptions unfused;
+  unfused.fuse = false;  // the intermediates stay nodes of their own
+  auto traced = jit::trace(fn, {kiln::randn({16})}, unfused);
   kiln::autograd::NoGradGuard no_grad;
   Tensor x1 = kiln::randn({16}), x2 = kiln::randn({16});
   std::vector<Tensor> r1 = traced({x1});

@@ -224,8 +224,17 @@ BOOST_AUTO_TEST_CASE(chrome_trace_is_json_with_escaped_names) {
 
 BOOST_AUTO_TEST_CASE(traced_and_replayed_calls_are_profiled) {
   Tensor x = kiln::rand({4});
-  auto traced = kiln::jit::trace([](const Tensor& t) { return kiln::exp(t) + 1; }, x);
+  kiln::jit::TraceOptions unfused;
+  unfused.fuse = false;
+  auto traced = kiln::jit::trace([](const Tensor& t) { return kiln::exp(t) + 1; }, x, unfused);
+  {
+    profiler::Profile prof;
+    Tensor y = traced.forward(x);
+    BOOST_CHECK_EQUAL(named(prof.events(), "exp").size(), 1u);
+  }
+  // fused, the chain is one fused_pointwise call
+  auto fused = kiln::jit::trace([](const Tensor& t) { return kiln::exp(t) + 1; }, x);
   profiler::Profile prof;
-  Tensor y = traced.forward(x);
-  BOOST_CHECK_EQUAL(named(prof.events(), "exp").size(), 1u);
+  Tensor y = fused.forward(x);
+  BOOST_CHECK_EQUAL(named(prof.events(), "fused_pointwise").size(), 1u);
 }

@@ -94,9 +94,12 @@ struct TraceOptions {
   // mode or autocast state differs) traces again, and the graph is cached per signature; false:
   // such a call raises a kiln::ValueError.
   bool retrace = true;
-  // Run dead-code elimination, common subexpressions, constant folding and pointwise fusion on
-  // each trace.
+  // Run dead-code elimination, common subexpressions, constant folding and (with `fuse`)
+  // pointwise fusion on each trace.
   bool optimize = true;
+  // With optimize: fuse chains of pointwise operators into one fused_pointwise call where the
+  // device has that primitive (kiln::jit::fuse_pointwise); false keeps one node per operator.
+  bool fuse = true;
   // Replay without grad from a plan (the kernels each node calls, argument blocks built once,
   // intermediates in buffers shared by liveness: docs/graphs.md, "Replay"); false: each node
   // runs its Backend kernel (shape rules, allocation) at every call.

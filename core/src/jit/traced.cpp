@@ -159,7 +159,7 @@ struct TracedState {
       }
       check_batch_polymorphic(e->graph, record_optimized(more), batch);
     }
-    if (options.optimize) {
+    if (options.optimize && options.fuse) {
       fuse_pointwise(e->graph);  // after the batch check, which compares unfused graphs
     }
     plan(*e);
